@@ -1,0 +1,60 @@
+"""The other helpers' standalone bench scripts, run as they are, each printing one JSON line at the end."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+logger = logging.getLogger(__name__)
+
+BENCH_DIR = Path(__file__).resolve().parent
+SCRIPTS = {
+    "sync_pacing": "bench/sync_pacing.py",  # pipeline helper: >240-request sync at 120/min, 429 share
+    "sync_memory": "bench/sync_memory.py",  # pipeline helper: peak RSS of a large (1M recipients) full sync
+    "models_build": "bench/models_build.py",  # models helper: build time and memory, 1M and 10M recipients
+    "receiver_throughput": "bench/receiver_throughput.py",  # hooks helper: deliveries/s on loopback
+}
+TIMEOUT_S = 45 * 60
+
+
+def _last_json(text: str) -> Optional[Any]:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return None
+
+
+def run_external(name: str) -> dict[str, Any]:
+    """Run one script from the repository root; return {name, date, wall_s, ok, result | error}."""
+    script = BENCH_DIR.parent / SCRIPTS[name]
+    record: dict[str, Any] = {"name": name, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if not script.exists():
+        record.update(ok=False, error=f"{SCRIPTS[name]} does not exist yet", result=None)
+        return record
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=str(BENCH_DIR.parent),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    record["wall_s"] = round(time.perf_counter() - started, 1)
+    result = _last_json(proc.stdout)
+    record["ok"] = proc.returncode == 0 and result is not None
+    record["result"] = result
+    if not record["ok"]:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        record["error"] = f"exit {proc.returncode}: {tail[0][:300]}"
+    return record

@@ -1,0 +1,125 @@
+"""Run one side (ours or the baseline) in a child process, measured against the sandbox's own counters."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from bench.child import RESULT_PREFIX
+
+logger = logging.getLogger(__name__)
+
+CHILD_TIMEOUT_S = 3 * 3600
+
+
+@dataclass
+class SideRun:
+    """One measured sync: the child's figures plus the sandbox's request counters for it."""
+
+    side: str
+    mode: str
+    ok: bool
+    error: Optional[str]
+    wall_s: float
+    peak_mb: float
+    rows: dict[str, int]
+    requests: int = 0
+    body_requests: int = 0
+    status_429: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    report: Any = None
+
+    @property
+    def list_requests(self) -> int:
+        """Requests other than reply-body fetches (comparable with the baseline and the bound)."""
+        return self.requests - self.body_requests
+
+    @property
+    def rows_total(self) -> int:
+        return sum(self.rows.values())
+
+
+def _body_requests(by_route: dict[str, int]) -> int:
+    """`GET /replies/{id}` calls, whether the sandbox counts by route template or by path."""
+    total = 0
+    for route, n in by_route.items():
+        method, _, path = route.partition(" ")
+        parts = path.strip("/").split("/")
+        if method == "GET" and len(parts) == 2 and parts[0] == "replies":
+            total += int(n)
+    return total
+
+
+def run_side(
+    sandbox: Any,
+    *,
+    side: str,
+    mode: str,
+    api_key: str,
+    workdir: Path,
+    rate_limit_per_minute: Optional[int] = None,
+    reply_body_cap: Optional[int] = None,
+) -> SideRun:
+    """Reset the sandbox's counters, run the sync in a child, read the counters back."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    job = {
+        "side": side,
+        "mode": mode,
+        "api_key": api_key,
+        "base_url": sandbox.base_url,
+        "duckdb_path": str(workdir / f"{side}.duckdb"),
+        "pipelines_dir": str(workdir / "dlt_pipelines"),
+        "rate_limit_per_minute": rate_limit_per_minute,
+        "reply_body_cap": reply_body_cap,
+    }
+    env = {**os.environ, "DLT_DATA_DIR": str(workdir / "dlt_data"), "RUNTIME__LOG_LEVEL": "WARNING"}
+    log_path = workdir / f"{side}_{mode}.log"
+    sandbox.reset_metrics()
+    with open(log_path, "ab") as log:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.child"],
+            input=json.dumps(job).encode(),
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=str(workdir),
+            env=env,
+            timeout=CHILD_TIMEOUT_S,
+            check=False,
+        )
+    metrics = sandbox.metrics()
+    lines = [ln for ln in proc.stdout.decode(errors="replace").splitlines() if ln.startswith(RESULT_PREFIX)]
+    if not lines:
+        out: dict[str, Any] = {
+            "ok": False,
+            "error": f"child exited {proc.returncode} without a result; see {log_path}",
+            "wall_s": 0.0,
+            "peak_mb": 0.0,
+            "rows": {},
+        }
+    else:
+        out = json.loads(lines[-1][len(RESULT_PREFIX) :])
+    error = out.get("error")
+    if error:
+        error = error.replace(api_key, "***")
+        logger.warning("%s %s sync failed: %s (log: %s)", side, mode, error, log_path)
+    by_status = {str(k): int(v) for k, v in (metrics.get("by_status") or {}).items()}
+    return SideRun(
+        side=side,
+        mode=mode,
+        ok=bool(out["ok"]),
+        error=error,
+        wall_s=float(out["wall_s"]),
+        peak_mb=float(out["peak_mb"]),
+        rows=dict(out.get("rows") or {}),
+        requests=int(metrics.get("requests", 0)),
+        body_requests=_body_requests(metrics.get("by_route") or {}),
+        status_429=by_status.get("429", 0),
+        by_status=by_status,
+        report=out.get("report"),
+    )

@@ -1,0 +1,34 @@
+"""Route the libraries' loggers (dlt, pipelines, models) into Prefect's run logs.
+
+Prefect copies the handlers of its ``prefect.extra`` logger onto every logger named in
+``PREFECT_LOGGING_EXTRA_LOGGERS`` when it sets up logging at import time. We do the same in
+code, so it works whatever the environment says, and we also export the variable so flow runs
+that ``prefect serve`` starts in subprocesses do it themselves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+EXTRA_LOGGERS: tuple[str, ...] = ("dlt", "pipelines", "models")
+
+
+def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> None:
+    """Attach Prefect's run-log handlers to the given loggers (idempotent)."""
+    import prefect  # noqa: F401  (importing prefect configures its logging)
+
+    wanted = set(os.environ.get("PREFECT_LOGGING_EXTRA_LOGGERS", "").replace(" ", "").split(","))
+    wanted.discard("")
+    os.environ["PREFECT_LOGGING_EXTRA_LOGGERS"] = ",".join(sorted(wanted | set(names)))
+
+    handlers = logging.getLogger("prefect.extra").handlers
+    for name in names:
+        logger = logging.getLogger(name)
+        for handler in handlers:
+            if handler not in logger.handlers:
+                logger.addHandler(handler)
+        if logger.level == logging.NOTSET or logger.level > logging.INFO:
+            # dlt defaults to WARNING through .dlt/config.toml; INFO from our own code is useful in runs.
+            if name != "dlt":
+                logger.setLevel(logging.INFO)

@@ -1,0 +1,357 @@
+"""Prefect flows: ``sync_workspace`` (one API key) and ``sync_all`` (every workspace, then models).
+
+Stages are tasks. Extract+normalize and load retry with backoff on errors a retry can fix
+(network, 5xx/429 after the client's own retries); errors a retry cannot fix (bad key, no
+permission, bad config) fail the task at once. Loads, the model build and the BI publish hold
+the warehouse's single-writer lock (see ``flows.writer_lock``). Keys travel as references
+(``flows.keys``) and are resolved inside the extract task, so they never appear in a
+parameter, a log line, a state or an artifact.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.client.schemas.objects import State, TaskRun
+from prefect.tasks import Task
+from prefect.utilities.annotations import quote
+
+from flows import stages
+from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
+from flows.logs import route_library_logs_to_prefect
+from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
+from flows.run_lock import exclusive_sync_run
+from flows.writer_lock import WRITER_TAG, warehouse_writer
+from pipelines.errors import (
+    AuthError,
+    ConfigError,
+    ForbiddenError,
+    InvalidRequestError,
+    NotFoundError,
+    OutreachError,
+)
+
+Mode = Literal["quick", "full"]
+
+#: Errors that a retry cannot fix: the task fails on the first attempt.
+PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
+    AuthError,
+    ForbiddenError,
+    ConfigError,
+    NotFoundError,
+    InvalidRequestError,
+)
+
+EXTRACT_RETRY_DELAYS: list[float] = [2, 10, 30]
+LOAD_RETRY_DELAYS: list[float] = [5, 20]
+
+route_library_logs_to_prefect()
+
+
+class SyncRunFailed(OutreachError):
+    """Raised by ``sync_all`` when at least one workspace or the model build failed."""
+
+
+def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State[Any]) -> bool:
+    """``retry_condition_fn``: retry network and server trouble, never a bad key or bad config."""
+    try:
+        state.result(raise_on_failure=True)
+    except PERMANENT_ERRORS:
+        return False
+    except BaseException:  # noqa: BLE001 - anything else may be transient
+        return True
+    return True
+
+
+def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
+    """The same error type, its message prefixed with the workspace's key reference."""
+    message = f"workspace {key_ref}: {exc}"
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return OutreachError(message)
+
+
+@task(
+    name="extract-normalize",
+    retries=len(EXTRACT_RETRY_DELAYS),
+    retry_delay_seconds=EXTRACT_RETRY_DELAYS,
+    retry_condition_fn=retry_unless_permanent,
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def extract_task(
+    key_ref: str,
+    mode: Mode,
+    base_url: str | None,
+    duckdb_path: str,
+    rate_limit_per_minute: int | None,
+    reply_body_cap: int | None,
+    pipelines_dir: str | None,
+) -> Any:
+    """Resolve the key from its reference, then extract and normalize (no warehouse writes)."""
+    try:
+        api_key = resolve_api_key(key_ref)
+        return stages.extract(
+            api_key,
+            mode=mode,
+            base_url=base_url,
+            duckdb_path=duckdb_path,
+            rate_limit_per_minute=rate_limit_per_minute,
+            reply_body_cap=reply_body_cap,
+            pipelines_dir=pipelines_dir,
+        )
+    except OutreachError as exc:
+        raise _with_ref(exc, key_ref) from exc
+
+
+@task(
+    name="load",
+    retries=len(LOAD_RETRY_DELAYS),
+    retry_delay_seconds=LOAD_RETRY_DELAYS,
+    retry_condition_fn=retry_unless_permanent,
+    tags=[WRITER_TAG],
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def load_task(extracted: Any, duckdb_path: str, key_ref: str) -> Any:
+    """Load one workspace's normalized packages, holding the warehouse writer lock."""
+    with warehouse_writer(duckdb_path, holder=f"load {key_ref}"):
+        return stages.load(extracted)
+
+
+@task(name="build-models-and-data-tests", tags=[WRITER_TAG], cache_policy=NO_CACHE, persist_result=False)
+def build_models_task(duckdb_path: str) -> Any:
+    """Build ``reporting`` and run the data tests in one transaction (a failing test rolls back)."""
+    with warehouse_writer(duckdb_path, holder="build models"):
+        return stages.build_models(duckdb_path)
+
+
+@task(name="publish-bi", tags=[WRITER_TAG], cache_policy=NO_CACHE, persist_result=False)
+def publish_bi_task(duckdb_path: str) -> str:
+    """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename."""
+    with warehouse_writer(duckdb_path, holder="publish BI"):
+        return str(stages.publish_bi(duckdb_path))
+
+
+@task(
+    name="load-spool",
+    retries=len(LOAD_RETRY_DELAYS),
+    retry_delay_seconds=LOAD_RETRY_DELAYS,
+    retry_condition_fn=retry_unless_permanent,
+    tags=[WRITER_TAG],
+    cache_policy=NO_CACHE,
+    persist_result=False,
+)
+def load_spool_task(spool_dir: str, duckdb_path: str, pipelines_dir: str | None) -> int:
+    """Load the webhook events waiting in the spool before the API is read."""
+    with warehouse_writer(duckdb_path, holder="load spool"):
+        return stages.load_spool(spool_dir, duckdb_path, pipelines_dir)
+
+
+@task(name="publish-report", cache_policy=NO_CACHE, persist_result=False)
+def publish_report_task(markdown: str, key: str | None, description: str) -> None:
+    """Publish the run's markdown artifact."""
+    create_markdown_artifact(markdown=markdown, key=key, description=description)
+
+
+def sync_markdown(
+    mode: str, results: list[WorkspaceResult], duckdb_path: str, seconds: float, events_loaded: int = 0
+) -> str:
+    """The pipeline's own report of the loaded workspaces (rows, requests, 429s, bodies deferred)."""
+    reports = [r.sync_report for r in results if r.ok and r.sync_report is not None]
+    if not reports:
+        return ""
+    return stages.sync_report_markdown(mode, reports, duckdb_path, seconds, events_loaded)
+
+
+def _models_stages(duckdb_path: str, clock: StageClock) -> Any:
+    """Build, test and publish; returns the build report (with data-test results)."""
+    build_clock = StageClock()
+    with build_clock.stage("build"):
+        report = build_models_task(duckdb_path)
+    tests_s = stages.data_test_seconds(report)
+    clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
+    clock.add("data tests", tests_s)
+    with clock.stage("publish BI"):
+        publish_bi_task(duckdb_path)
+    return report
+
+
+def _extract_and_load(
+    key_ref: str,
+    mode: Mode,
+    base_url: str | None,
+    duckdb_path: str,
+    rate_limit_per_minute: int | None,
+    reply_body_cap: int | None,
+    pipelines_dir: str | None,
+    clock: StageClock,
+) -> Any:
+    with clock.stage("extract+normalize"):
+        extracted = extract_task(
+            key_ref, mode, base_url, duckdb_path, rate_limit_per_minute, reply_body_cap, pipelines_dir
+        )
+    with clock.stage("load"):
+        return load_task(quote(extracted), duckdb_path, key_ref)
+
+
+@flow(
+    name="sync-workspace",
+    flow_run_name="sync-{mode}-{key_ref}",
+    persist_result=False,
+    validate_parameters=True,
+)
+def sync_workspace(
+    mode: Mode = "quick",
+    key_ref: str = "config:0",
+    duckdb_path: str | None = None,
+    base_url: str | None = None,
+    build_models: bool = True,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
+    pipelines_dir: str | None = None,
+) -> WorkspaceResult:
+    """Sync one workspace, named by a key reference (``secret:<block>``, ``config:<n>``, ``env:<VAR>``).
+
+    With ``build_models`` it then builds the models, runs the data tests and publishes the BI
+    file; ``sync_all`` turns that off and builds once after every workspace has loaded.
+    """
+    logger = get_run_logger()
+    parse_key_ref(key_ref)  # fail fast on a malformed reference
+    path = stages.warehouse_path(duckdb_path)
+    clock = StageClock()
+    report = _extract_and_load(
+        key_ref, mode, base_url, path, rate_limit_per_minute, reply_body_cap, pipelines_dir, clock
+    )
+    result = WorkspaceResult(key_ref=key_ref, ok=True, sync_report=report, stages=clock.seconds)
+    build_report = None
+    if build_models:
+        run_clock = StageClock()
+        build_report = _models_stages(path, run_clock)
+        result.stages = {**clock.seconds, **run_clock.seconds}
+    markdown = render_run_markdown(
+        title=f"outreach sync of {key_ref}",
+        mode=mode,
+        workspaces=[WorkspaceResult(key_ref, True, "", report, clock.seconds)],
+        run_stages={k: v for k, v in result.stages.items() if k not in clock.seconds},
+        sync_markdown=sync_markdown(mode, [result], path, sum(clock.seconds.values())),
+        build_report=build_report,
+    )
+    publish_report_task(markdown, None, f"{mode} sync of {key_ref}")
+    logger.info("workspace %s loaded in %.1f s", key_ref, sum(clock.seconds.values()))
+    return result
+
+
+def _warm_imports() -> None:
+    """Import what extraction uses before threads start: concurrent first imports of pandas can fail."""
+    import dlt  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import pipelines.sync  # noqa: F401
+
+
+def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
+    """Run one ``sync_workspace`` subflow and turn its final state into a result."""
+    state = sync_workspace(key_ref=key_ref, build_models=False, return_state=True, **params)
+    if state.is_completed():
+        return state.result()
+    try:
+        state.result(raise_on_failure=True)
+        reason = state.message or state.name
+    except BaseException as exc:  # noqa: BLE001 - we report every failure, then fail the parent
+        reason = str(exc) or type(exc).__name__
+    return WorkspaceResult(key_ref=key_ref, ok=False, error=reason)
+
+
+@flow(name="sync-all", flow_run_name="sync-all-{mode}", persist_result=False, validate_parameters=True)
+def sync_all(
+    mode: Mode = "quick",
+    key_refs: list[str] | None = None,
+    duckdb_path: str | None = None,
+    base_url: str | None = None,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
+    pipelines_dir: str | None = None,
+    spool_dir: str | None = None,
+    max_parallel: int = 4,
+) -> list[WorkspaceResult]:
+    """Sync every workspace concurrently (one subflow each), then build the models once.
+
+    ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default
+    ``data/spool`` if it exists) holds webhook events, loaded first. A workspace that fails
+    does not stop the others; their data stays loaded and the models are built from it, and
+    then this flow fails naming each failed workspace and its reason.
+    """
+    logger = get_run_logger()
+    refs = list(key_refs) if key_refs else configured_key_refs()
+    if not refs:
+        raise ConfigError(
+            "no workspace configured: set SOURCES__OUTREACH__API_KEYS (or SOURCES__OUTREACH__API_KEY), "
+            "or pass key_refs such as ['secret:<block name>']"
+        )
+    for ref in refs:
+        parse_key_ref(ref)
+    path = stages.warehouse_path(duckdb_path)
+    params: dict[str, Any] = dict(
+        mode=mode,
+        duckdb_path=path,
+        base_url=base_url,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        pipelines_dir=pipelines_dir,
+    )
+    clock = StageClock()
+    spool = stages.spool_path(spool_dir)
+    events_loaded = 0
+    _warm_imports()
+    with exclusive_sync_run():
+        if spool:
+            with clock.stage("load spool"):
+                events_loaded = load_spool_task(spool, path, pipelines_dir)
+        with clock.stage("workspaces (concurrent)"):
+            with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
+                futures = [
+                    pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs
+                ]
+                results = [future.result() for future in futures]
+        build_report, build_error = None, ""
+        if any(r.ok for r in results):
+            try:
+                build_report = _models_stages(path, clock)
+            except Exception as exc:  # noqa: BLE001 - reported in the artifact, then re-raised below
+                build_error = str(exc) or type(exc).__name__
+    markdown = render_run_markdown(
+        title="outreach sync",
+        mode=mode,
+        workspaces=results,
+        run_stages=clock.seconds,
+        sync_markdown=sync_markdown(
+            mode, results, path, clock.seconds.get("workspaces (concurrent)", 0.0), events_loaded
+        ),
+        build_report=build_report,
+        build_error=build_error,
+    )
+    publish_report_task(markdown, f"outreach-sync-{mode}", f"{mode} sync of {len(refs)} workspace(s)")
+    failed = [r for r in results if not r.ok]
+    if failed or build_error:
+        reasons = [f"{r.key_ref}: {r.error}" for r in failed]
+        if build_error:
+            reasons.append(f"models: {build_error}")
+        message = f"{len(failed)} of {len(results)} workspace(s) failed; " + "; ".join(reasons)
+        raise SyncRunFailed(message)
+    logger.info("%s sync of %d workspace(s) done", mode, len(results))
+    return results
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    sync_all(mode="quick", duckdb_path=str(Path("data/outreach.duckdb")))

@@ -1,0 +1,54 @@
+"""Opening the warehouse with the settings every build uses (UTC, optional memory limit)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+
+from models.errors import WarehouseError
+
+DEFAULT_DUCKDB = Path("data/outreach.duckdb")
+
+#: environment variables that tune DuckDB for big warehouses (see models/README.md)
+MEMORY_LIMIT_ENV = "OUTREACH_DUCKDB_MEMORY_LIMIT"
+THREADS_ENV = "OUTREACH_DUCKDB_THREADS"
+
+
+def resolve_path(duckdb_path: str | Path | None) -> Path:
+    return Path(duckdb_path) if duckdb_path is not None else DEFAULT_DUCKDB
+
+
+def bi_path_for(duckdb_path: str | Path) -> Path:
+    """`<dir>/<stem>_bi.duckdb` beside the warehouse (the DESIGN.md contract)."""
+    path = Path(duckdb_path)
+    return path.with_name(f"{path.stem}_bi.duckdb")
+
+
+def open_warehouse(path: Path, *, read_only: bool = False, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """Connect, failing with a one-line cause and fix when the file is missing or locked."""
+    if not path.exists():
+        raise WarehouseError(f"warehouse {path} does not exist: run `outreach sync` first (or pass --duckdb PATH)")
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        raise WarehouseError(
+            f"cannot open warehouse {path}: {str(exc).splitlines()[0]} "
+            "(another process holds it for writing; retry when the sync finishes)"
+        ) from exc
+    con.execute("set TimeZone = 'UTC'")
+    con.execute("set enable_progress_bar = false")
+    limit = memory_limit or os.environ.get(MEMORY_LIMIT_ENV)
+    if limit:
+        con.execute(f"set memory_limit = '{_safe_setting(limit)}'")
+    threads = os.environ.get(THREADS_ENV)
+    if threads:
+        con.execute(f"set threads = {int(threads)}")
+    return con
+
+
+def _safe_setting(value: str) -> str:
+    if not all(ch.isalnum() or ch in " .%" for ch in value):
+        raise WarehouseError(f"bad DuckDB memory limit {value!r}: use e.g. '4GB' in {MEMORY_LIMIT_ENV}")
+    return value

@@ -1,0 +1,105 @@
+"""What a sync did: per-workspace figures, a one-screen summary and a markdown rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class WorkspaceReport:
+    """Figures of one workspace's sync."""
+
+    workspace_id: str
+    workspace_name: str
+    pipeline_name: str
+    mode: str
+    rows: dict[str, int] = field(default_factory=dict)
+    requests: int = 0
+    rate_limited: int = 0  # 429s seen
+    retries: int = 0
+    rate_wait_s: float = 0.0
+    bodies_fetched: int = 0
+    bodies_from_events: int = 0
+    bodies_deferred: int = 0
+    campaigns_changed: int = 0
+    campaigns_total: int = 0
+    marked_deleted: dict[str, int] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    load_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class SyncReport:
+    """The result of `run_sync`: one WorkspaceReport per workspace plus the spool load."""
+
+    mode: str
+    workspaces: list[WorkspaceReport] = field(default_factory=list)
+    events_loaded: int = 0
+    seconds: float = 0.0
+    destination: str = ""
+
+    @property
+    def requests(self) -> int:
+        return sum(w.requests for w in self.workspaces)
+
+    @property
+    def rate_limited(self) -> int:
+        return sum(w.rate_limited for w in self.workspaces)
+
+    def rows(self) -> dict[str, int]:
+        """Rows extracted per table, all workspaces together."""
+        total: dict[str, int] = {}
+        for ws in self.workspaces:
+            for table, n in ws.rows.items():
+                total[table] = total.get(table, 0) + n
+        return total
+
+    def summary(self) -> str:
+        """The one-screen summary the CLI prints."""
+        lines = [
+            f"outreach sync ({self.mode}) finished in {self.seconds:.1f}s -> {self.destination}",
+            f"requests {self.requests}, 429s seen {self.rate_limited}, "
+            f"retries {sum(w.retries for w in self.workspaces)}, "
+            f"rate-limit wait {sum(w.rate_wait_s for w in self.workspaces):.1f}s",
+        ]
+        if self.events_loaded:
+            lines.append(f"webhook events loaded from the spool: {self.events_loaded}")
+        for ws in self.workspaces:
+            stages = ", ".join(f"{k} {v:.1f}s" for k, v in ws.stage_seconds.items())
+            lines.append(
+                f"- {ws.workspace_name} ({ws.workspace_id}): {ws.requests} requests, {ws.rate_limited} 429s; "
+                f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}; bodies fetched "
+                f"{ws.bodies_fetched}, from events {ws.bodies_from_events}, deferred {ws.bodies_deferred}; {stages}"
+            )
+        lines.append("rows per table:")
+        width = max((len(t) for t in self.rows()), default=5)
+        for table, n in sorted(self.rows().items()):
+            lines.append(f"  {table:<{width}}  {n:>9,}")
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """A markdown rendering (published by the Prefect flow as an artifact)."""
+        out = [
+            f"# outreach sync ({self.mode})",
+            "",
+            f"Finished in {self.seconds:.1f}s into `{self.destination}`. Requests: {self.requests}; "
+            f"429s seen: {self.rate_limited}; webhook events loaded: {self.events_loaded}.",
+            "",
+            "| workspace | requests | 429s | retries | rate wait (s) | bodies fetched | from events | deferred | "
+            "campaigns changed | extract (s) | load (s) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for ws in self.workspaces:
+            out.append(
+                f"| {ws.workspace_name} | {ws.requests} | {ws.rate_limited} | {ws.retries} | {ws.rate_wait_s:.1f} | "
+                f"{ws.bodies_fetched} | {ws.bodies_from_events} | {ws.bodies_deferred} | "
+                f"{ws.campaigns_changed}/{ws.campaigns_total} | {ws.stage_seconds.get('extract', 0):.1f} | "
+                f"{ws.stage_seconds.get('load', 0):.1f} |"
+            )
+        out += ["", "| table | rows |", "|---|---|"]
+        out += [f"| {t} | {n} |" for t, n in sorted(self.rows().items())]
+        return "\n".join(out) + "\n"

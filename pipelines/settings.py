@@ -1,0 +1,145 @@
+"""Constants of the outreach source: page sizes, table names, column hints, known enum values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SOURCE_NAME = "outreach"
+DATASET_NAME = "outreach"
+DEFAULT_DUCKDB_PATH = "data/outreach.duckdb"
+DEFAULT_SPOOL_DIR = "data/spool"
+PIPELINE_PREFIX = "outreach_"
+EVENTS_PIPELINE_NAME = "outreach_events"
+
+PER_PAGE_CAMPAIGNS = 100
+PER_PAGE_REPLIES = 100
+PER_PAGE_RECIPIENTS = 200
+
+DEFAULT_REPLY_BODY_CAP = 500
+DEFAULT_REPLY_LOOKBACK_S = 3600
+DEFAULT_WORKERS = 4
+RECIPIENT_BATCH_ROWS = 10_000
+
+MODES = ("quick", "full")
+
+# Values the spec names; anything else still lands, with a warning.
+KNOWN_ENUMS: dict[str, dict[str, frozenset[str]]] = {
+    "campaigns": {"status": frozenset({"draft", "active", "paused", "completed"})},
+    "campaign_recipients": {
+        "status": frozenset({"pending", "active", "sent", "replied", "bounced", "unsubscribed", "completed"})
+    },
+}
+
+def _ts() -> dict[str, Any]:
+    return {"data_type": "timestamp", "timezone": True}
+
+
+def _text(**extra: Any) -> dict[str, Any]:
+    return {"data_type": "text", **extra}
+
+
+def _json() -> dict[str, Any]:
+    return {"data_type": "json"}
+
+
+def _typed(data_type: str, **extra: Any) -> dict[str, Any]:
+    return {"data_type": data_type, **extra}
+
+
+def _named(table: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {name: {"name": name, **hint} for name, hint in table.items()}
+
+
+def columns_for(table: str) -> dict[str, dict[str, Any]]:
+    """Fresh column hints for `table` (dlt may mutate the dicts it is given)."""
+    return _named(_COLUMNS_FACTORY[table]())
+
+
+_COLUMNS_FACTORY: dict[str, Any] = {
+    "workspaces": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(),
+        "created_at": _ts(),
+        "synced_at": _ts(),
+    },
+    "campaigns": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(merge_key=True),
+        "scheduled_at": _ts(),
+        "created_at": _ts(),
+        "subject_lines": _json(),
+        "email_bodies": _json(),
+        "email_account_ids": _json(),
+        "send_window__days": _json(),
+    },
+    "campaign_recipients": lambda: {"deleted_at": _ts()},
+    "campaign_stats": lambda: {
+        "campaign_id": _text(nullable=False),
+        "workspace_id": _text(),
+        "synced_at": _ts(),
+        "deleted_at": _ts(),
+    },
+    "campaign_variants": lambda: {
+        "campaign_id": _text(nullable=False),
+        "index": _typed("bigint", nullable=False),
+        "workspace_id": _text(),
+        "reply_rate": _typed("double"),
+        "synced_at": _ts(),
+        "deleted_at": _ts(),
+    },
+    "campaign_daily_sends": lambda: {
+        "campaign_id": _text(nullable=False),
+        "date": _typed("date", nullable=False),
+        "workspace_id": _text(),
+        "sent": _typed("bigint"),
+    },
+    "replies": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(),
+        "campaign_id": _text(),
+        "email_account_id": _text(),
+        "received_at": _ts(),
+        "body": _text(),
+        "body_fetched_at": _ts(),
+        "synced_at": _ts(),
+        "deleted_at": _ts(),
+    },
+    "email_accounts": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(merge_key=True),
+        "created_at": _ts(),
+        "reputation_score": _typed("double"),
+        "warmup__health_score": _typed("double"),
+    },
+    "webhook_event_types": lambda: {
+        "key": _text(nullable=False),
+        "workspace_id": _text(nullable=False),
+    },
+}
+
+PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
+    "workspaces": ("id",),
+    "campaign_recipients": ("id",),
+    "campaign_stats": ("campaign_id",),
+    "campaign_variants": ("campaign_id", "index"),
+    "campaign_daily_sends": ("campaign_id", "date"),
+    "replies": ("id",),
+    "webhook_event_types": ("workspace_id", "key"),
+}
+
+SCD2 = {"disposition": "merge", "strategy": "scd2"}
+
+# Tables whose rows a full sync marks with deleted_at when the API stops returning them.
+SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")
+
+TABLES = (
+    "workspaces",
+    "campaigns",
+    "campaign_recipients",
+    "campaign_stats",
+    "campaign_variants",
+    "campaign_daily_sends",
+    "replies",
+    "email_accounts",
+    "webhook_event_types",
+)

@@ -1,0 +1,64 @@
+"""The app factory: `create_app(settings)` builds a FastAPI app holding its own sandbox state."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from .control import Faults, Metrics, RateLimiter
+from .errors import install_handlers
+from .gate import ApiGate
+from .routers import account, campaign_writes, campaigns, control, hooks, mailboxes, replies, search
+from .seed import build_state
+from .settings import SandboxSettings
+from .sim import Simulator
+from .webhooks import Webhooks
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Everything one sandbox instance owns (reachable as `app.state.sandbox`)."""
+
+    def __init__(self, settings: SandboxSettings) -> None:
+        self.settings = settings
+        self.state = build_state(settings)
+        self.metrics = Metrics()
+        self.limiter = RateLimiter(settings.rate_limit)
+        self.faults = Faults()
+        self.webhooks = Webhooks()
+        self.simulator = Simulator(self.state, self.webhooks)
+        self._clock_lock = threading.Lock()
+        self.closing = threading.Event()
+
+    def advance(self, seconds: float) -> float:
+        """Simulate `seconds` of service time; returns the new simulation time."""
+        with self._clock_lock, self.state.lock:
+            self.simulator.advance(seconds)
+            return self.state.now
+
+    def close(self) -> None:
+        self.closing.set()
+        self.webhooks.close()
+
+
+def create_app(settings: SandboxSettings) -> FastAPI:
+    runtime = Runtime(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        runtime.close()
+
+    app = FastAPI(title="Outreach Campaign Service sandbox", version="1.0", lifespan=lifespan, docs_url="/_sandbox/docs", openapi_url="/_sandbox/openapi.json", redoc_url=None)
+    app.state.sandbox = runtime
+    install_handlers(app)
+    for module in (account, campaigns, campaign_writes, replies, mailboxes, search, hooks):
+        app.include_router(module.router, prefix="/api/v1")
+    app.include_router(control.router)
+    app.add_middleware(ApiGate, runtime=runtime)
+    return app

@@ -1,0 +1,160 @@
+"""Build a deterministic sandbox state for a seed and scale."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import vocab
+from .directory import build_directory
+from .history import seed_history
+from .model import ApiKey, Campaign, LeadList, Mailbox, Recipients, State, Workspace, new_uuid
+from .settings import SCALES, SandboxSettings
+from .timeutil import DAY
+
+STATUS_PATTERN = ("active", "completed", "paused", "draft", "active", "active", "completed", "active", "paused", "active", "draft", "active")
+WORKSPACES = (("Northwind Growth", "growth", "northwind-mail.com"), ("Bluebird Studio", "starter", "bluebird-hq.io"))
+PLAN_ROW_LIMITS = {"starter": 1_000, "growth": 10_000, "scale": 50_000}
+PEOPLE_SEARCH_INDUSTRY_PLANS = {"growth", "scale"}
+
+
+def _split(total: int, parts: int) -> list[int]:
+    first = math.ceil(total * 2 / 3) if parts == 2 else total
+    return [first, total - first]
+
+
+def _uuid_base(rng: np.random.Generator) -> int:
+    import uuid
+
+    return uuid.UUID(new_uuid(rng)).int & ~0xFFFFFFFF
+
+
+def build_state(settings: SandboxSettings) -> State:
+    rng = np.random.default_rng(settings.seed)
+    scale = SCALES[settings.scale]
+    now = float(settings.start.timestamp())
+    people = max(int(scale.recipients * 1.4) + 4 * scale.lists * scale.list_rows, 20_000)
+    d = build_directory(rng, people)
+    pool = rng.permutation(np.flatnonzero(d.has_email)).astype(np.int32)
+    cursor = 0
+    workspaces: list[Workspace] = []
+    keys: dict[str, ApiKey] = {}
+    camp_split = _split(scale.campaigns, 2)
+    rec_split = _split(scale.recipients, 2)
+    mb_split = _split(scale.mailboxes, 2)
+    for w, (name, plan, domain) in enumerate(WORKSPACES):
+        ws = Workspace(
+            id=new_uuid(rng),
+            name=name,
+            created_at=float(np.floor(now - rng.uniform(300, 500) * DAY)),
+            plan=plan,
+            credits=0,
+            signing_secret="whsec_" + rng.bytes(16).hex(),
+            person_last_contact=np.full(d.people, np.nan),
+            in_workspace=np.zeros(d.people, dtype=bool),
+        )
+        for level, role in (("rw", "admin"), ("read", "admin")) + ((("rw", "former_admin"),) if w == 0 else ()):
+            key = ApiKey(key=f"sk_{level}_" + rng.bytes(12).hex(), workspace_id=ws.id, level=level, role=role)
+            keys[key.key] = key
+        _seed_mailboxes(ws, mb_split[w], domain, rng)
+        cursor = _seed_campaigns(ws, camp_split[w], rec_split[w], pool, cursor, d, rng, now)
+        for i in range(scale.lists):
+            rows = pool[cursor : cursor + scale.list_rows]
+            cursor += scale.list_rows
+            ws.add_list(
+                LeadList(
+                    id=new_uuid(rng),
+                    name=f"{vocab.INDUSTRIES[i % len(vocab.INDUSTRIES)]} leads {i + 1}",
+                    kind="people",
+                    created_at=float(np.floor(now - rng.uniform(1, 30) * DAY)),
+                    rows=rows,
+                    lead_base=_uuid_base(rng),
+                )
+            )
+        for m in ws.mailboxes:  # history may exceed a small limit on a busy day: raise it to a round number
+            if m.sent_today > m.daily_send_limit:
+                m.daily_send_limit = int(math.ceil(m.sent_today * 1.2 / 50) * 50)
+        ws.credits = 10_000 + 3 * sum(len(c.recipients) for c in ws.campaigns)
+        ws.sorted_replies()
+        workspaces.append(ws)
+    return State(now=now, workspaces=workspaces, keys=keys, directory=d, rng=np.random.default_rng(settings.seed + 1),
+                 rng_ids=np.random.default_rng(settings.seed + 2))
+
+
+def _seed_mailboxes(ws: Workspace, count: int, domain: str, rng: np.random.Generator) -> None:
+    for i in range(max(count, 1)):
+        first = vocab.FIRST_NAMES[int(rng.integers(0, len(vocab.FIRST_NAMES)))]
+        last = vocab.LAST_NAMES[int(rng.integers(0, len(vocab.LAST_NAMES)))]
+        warm = bool(rng.random() < 0.7)
+        ws.add_mailbox(
+            Mailbox(
+                id=new_uuid(rng),
+                email=f"{first}.{last}{i + 1}@{domain}".lower(),
+                display_name=f"{first} {last}",
+                provider=vocab.PROVIDERS[i % len(vocab.PROVIDERS)],
+                is_active=not (count >= 3 and i == count - 1),
+                daily_send_limit=int(rng.choice([30, 50, 75, 100, 150])),
+                sent_today=0,
+                reputation_score=round(float(rng.uniform(82, 99)), 1),
+                warmup_enabled=warm,
+                warmup_health=round(float(rng.uniform(70, 99)), 1) if warm else 0.0,
+                created_at=float(np.floor(ws.created_at + rng.uniform(1, 200) * DAY)),
+                index=i,
+            )
+        )
+
+
+def _seed_campaigns(ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d, rng, now: float) -> int:
+    statuses = [STATUS_PATTERN[i % len(STATUS_PATTERN)] for i in range(count)]
+    first_draft = statuses.index("draft") if "draft" in statuses else -1
+    weights = np.array(
+        [rng.lognormal(0, 0.5) if s != "draft" else (0.3 if i == first_draft else 0.0) for i, s in enumerate(statuses)]
+    )
+    if weights.sum() == 0:
+        weights[:] = 1
+    sizes = np.floor(recipients * weights / weights.sum()).astype(int)
+    sizes[int(np.argmax(weights))] += recipients - int(sizes.sum())
+    active_mb = [m for m in ws.mailboxes if m.is_active]
+    for i, status in enumerate(statuses):
+        tz = vocab.TIMEZONES[int(rng.integers(0, 3)) if rng.random() < 0.7 else int(rng.integers(0, len(vocab.TIMEZONES)))]
+        start, end, days = vocab.WINDOWS[int(rng.integers(0, len(vocab.WINDOWS)))]
+        n_variants = int(rng.integers(1, 4))
+        subj = rng.choice(len(vocab.SUBJECTS), size=n_variants, replace=False)
+        bodies = rng.choice(len(vocab.BODIES), size=int(rng.integers(1, 3)), replace=False)
+        follow = bool(rng.random() < 0.8)
+        n_mb = min(len(active_mb), int(rng.integers(1, 4)))
+        mbs = [active_mb[j].id for j in rng.choice(len(active_mb), size=n_mb, replace=False)]
+        is_empty_draft = status == "draft" and i != first_draft
+        c = Campaign(
+            id=new_uuid(rng),
+            workspace_id=ws.id,
+            name=f"{vocab.CAMPAIGN_NAMES[i % len(vocab.CAMPAIGN_NAMES)]}" + (f" #{i // len(vocab.CAMPAIGN_NAMES) + 1}" if i >= len(vocab.CAMPAIGN_NAMES) else ""),
+            status=status,
+            campaign_type=("outbound", "outbound", "nurture", "reengagement")[i % 4],
+            schedule_type="scheduled" if i % 5 == 4 else "immediate",
+            scheduled_at=None,
+            subject_lines=[vocab.SUBJECTS[j] for j in subj],
+            email_bodies=[vocab.BODIES[j] for j in bodies],
+            window_start=start,
+            window_end=end,
+            days=list(days),
+            timezone=tz,
+            follow_up_enabled=follow,
+            follow_up_delay_days=int(rng.choice([2, 3, 4, 5, 7])),
+            max_follow_ups=int(rng.integers(1, 4)) if follow else 0,
+            stop_on_reply=bool(rng.random() < 0.85),
+            delay_between_emails=int(rng.choice([60, 120, 180, 300])),
+            track_opens=bool(rng.random() < 0.85),
+            email_account_ids=[] if is_empty_draft else mbs,
+            created_at=float(np.floor(now - rng.uniform(0.2, 5) * DAY)),
+            recipients=Recipients(_uuid_base(rng)),
+        )
+        persons = pool[cursor : cursor + int(sizes[i])]
+        cursor += int(sizes[i])
+        c.recipients.append(persons)
+        ws.in_workspace[persons] = True
+        if status != "draft":
+            seed_history(c, ws, d, rng, now)
+        ws.add_campaign(c)
+    return cursor

@@ -1,0 +1,240 @@
+"""Run the sandbox: `serve` (blocking, the CLI), `SandboxServer` (in-process thread), `SandboxProcess` (subprocess)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import httpx
+import uvicorn
+
+from .app import create_app
+from .settings import SandboxSettings
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (else headers and body
+    # go out as two segments and the body waits ~40 ms for the client's delayed ACK).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port or stop what uses it") from exc
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(*, host: str, port: int, seed: int, scale: str, rate_limit: int, latency_ms: int, insecure_hooks: bool) -> None:
+    """Serve the sandbox until interrupted (the `outreach sandbox` command)."""
+    if host not in LOOPBACK:
+        raise SystemExit(f"error: the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
+    settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms, insecure_hooks=insecure_hooks)
+    started = time.monotonic()
+    app = create_app(settings)
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    url = _url(host, sock.getsockname()[1])
+    print(
+        f"Sandbox ({scale}, seed {seed}) listening on {url}/api/v1 - keys at {url}/_sandbox/keys "
+        f"(built in {time.monotonic() - started:.1f} s)",
+        flush=True,
+    )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class _Client:
+    """Control-plane helpers shared by SandboxServer and SandboxProcess (need `.url`)."""
+
+    url: str
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/api/v1"
+
+    def _call(self, method: str, path: str, json: Any = None) -> Any:
+        response = httpx.request(method, self.url + path, json=json, timeout=600)
+        response.raise_for_status()
+        return response.json()
+
+    def keys(self) -> list[dict[str, Any]]:
+        return list(self._call("GET", "/_sandbox/keys")["data"])
+
+    def advance(self, seconds: float) -> str:
+        return str(self._call("POST", "/_sandbox/clock", {"advance_seconds": seconds})["data"]["now"])
+
+    def metrics(self) -> dict[str, Any]:
+        return dict(self._call("GET", "/_sandbox/metrics")["data"])
+
+    def reset_metrics(self) -> None:
+        self._call("POST", "/_sandbox/metrics/reset")
+
+    def set_faults(self, **kw: Any) -> dict[str, Any]:
+        return dict(self._call("POST", "/_sandbox/faults", kw)["data"])
+
+    def set_rate_limit(self, per_minute: int) -> None:
+        self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
+
+    def deliveries(self) -> dict[str, Any]:
+        return dict(self._call("GET", "/_sandbox/hooks/deliveries"))
+
+    def wait_deliveries(self, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Wait until no webhook delivery is pending; return the delivery records."""
+        deadline = time.monotonic() + timeout
+        while True:
+            body = self.deliveries()
+            if body["pending"] == 0 or time.monotonic() > deadline:
+                return list(body["data"])
+            time.sleep(0.05)
+
+    def _wait_healthy(self, timeout: float, alive: Any = None) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if alive is not None and not alive():
+                raise RuntimeError("the sandbox stopped while starting; see its error output")
+            try:
+                if httpx.get(self.url + "/_sandbox/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise TimeoutError(f"the sandbox at {self.url} did not become healthy within {timeout:.0f} s")
+
+    def __enter__(self) -> Any:
+        self.start()  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()  # type: ignore[attr-defined]
+
+
+class SandboxServer(_Client):
+    """A sandbox served by uvicorn in a background thread of this process."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 7,
+        scale: str = "small",
+        rate_limit: int = 120,
+        latency_ms: int = 0,
+        insecure_hooks: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        if host not in LOOPBACK:
+            raise ValueError(f"the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
+        self.settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms, insecure_hooks=insecure_hooks)
+        self.host, self.port = host, port
+        self.url = ""
+        self.app: Any = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> "SandboxServer":
+        self.app = create_app(self.settings)
+        sock = _bind(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        self.url = _url(self.host, self.port)
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name=f"sandbox-{self.port}")
+        self._thread.start()
+        self._sock = sock
+        self._wait_healthy(30, alive=self._thread.is_alive)
+        return self
+
+    def stop(self) -> None:
+        if self.app is not None:
+            self.app.state.sandbox.closing.set()  # ends injected hangs at once
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if getattr(self, "_sock", None) is not None:
+            self._sock.close()
+        if self.app is not None:
+            self.app.state.sandbox.close()
+        self._server = self._thread = None
+
+
+class SandboxProcess(_Client):
+    """A sandbox in a child process (`python -m sandbox`), for benchmarks, kill tests and memory figures."""
+
+    def __init__(
+        self,
+        *,
+        seed: int = 7,
+        scale: str = "small",
+        rate_limit: int = 120,
+        latency_ms: int = 0,
+        insecure_hooks: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        start_timeout: float = 120.0,
+    ) -> None:
+        self.args = ["--host", host, "--port", str(port), "--seed", str(seed), "--scale", scale,
+                     "--rate-limit", str(rate_limit), "--latency-ms", str(latency_ms)]
+        if insecure_hooks:
+            self.args.append("--insecure-hooks")
+        self.start_timeout = start_timeout
+        self.url = ""
+        self.proc: subprocess.Popen[str] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def start(self) -> "SandboxProcess":
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sandbox", *self.args],
+            stdout=subprocess.PIPE, stderr=None, text=True, env=env,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # the one "listening on" line (blocks while the data is built)
+        match = re.search(r"listening on (http://\S+?)/api/v1", line)
+        if not match:
+            self.stop()
+            raise RuntimeError(f"the sandbox process did not start: {line.strip() or 'no output'}")
+        self.url = match.group(1)
+        self._wait_healthy(self.start_timeout, alive=lambda: self.proc is not None and self.proc.poll() is None)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.proc = None

@@ -1,0 +1,224 @@
+"""The Prefect flows against real sandboxes over loopback, a real DuckDB file and a Prefect
+test server (one per session)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import httpx
+import pytest
+
+from flows import stages
+
+FAST_PACE = 100_000  # requests a minute: the sandboxes here run with the limit off
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[str]:
+    """One Prefect test server (temporary SQLite) for the whole session."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with temporary_settings(updates={PREFECT_SERVER_ANALYTICS_ENABLED: False}):
+        with prefect_test_harness(server_startup_timeout=120):
+            yield str(PREFECT_API_URL.value())
+
+
+def _read_keys(sandbox: Any) -> list[dict[str, Any]]:
+    """One read-only key per workspace, in workspace order."""
+    by_ws: dict[str, dict[str, Any]] = {}
+    for entry in sandbox.keys():
+        if entry["level"] == "read":
+            by_ws.setdefault(entry["workspace_id"], entry)
+    assert len(by_ws) >= 2, "the sandbox contract promises at least two workspaces"
+    return list(by_ws.values())
+
+
+def _save_secret(name: str, value: str) -> str:
+    from prefect.blocks.system import Secret
+
+    Secret(value=value).save(name, overwrite=True)
+    return f"secret:{name}"
+
+
+def _api_campaign_total(sandbox: Any, key: str) -> int:
+    response = httpx.get(
+        f"{sandbox.base_url}/campaigns", params={"per_page": 1}, headers={"Authorization": f"Bearer {key}"}
+    )
+    response.raise_for_status()
+    return int(response.json()["meta"]["total"])
+
+
+async def _gather_run(flow_run_id: Any) -> dict[str, Any]:
+    """A flow run, its subflows, their logs, artifacts and task runs.
+
+    Every filter, sort and limit is explicit: this server rejects the clients' None defaults.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, FlowRunFilter, LogFilter, TaskRunFilter
+    from prefect.client.schemas.sorting import ArtifactSort, FlowRunSort, LogSort, TaskRunSort
+
+    async with get_client() as client:
+        runs = [await client.read_flow_run(flow_run_id)]
+        runs += await client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(parent_flow_run_id={"any_": [flow_run_id]}),
+            sort=FlowRunSort.START_TIME_ASC,
+            limit=50,
+            offset=0,
+        )
+        run_ids = [run.id for run in runs]
+        logs = await client.read_logs(
+            log_filter=LogFilter(flow_run_id={"any_": run_ids}), limit=200, offset=0, sort=LogSort.TIMESTAMP_ASC
+        )
+        artifacts = await client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id={"any_": run_ids}),
+            flow_run_filter=FlowRunFilter(),
+            task_run_filter=TaskRunFilter(),
+            sort=ArtifactSort.CREATED_DESC,
+            limit=50,
+            offset=0,
+        )
+        task_runs = await client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id={"any_": run_ids}),
+            sort=TaskRunSort.EXPECTED_START_TIME_DESC,
+            limit=100,
+            offset=0,
+        )
+    return {"runs": runs, "logs": logs, "artifacts": artifacts, "task_runs": task_runs}
+
+
+def _gather(flow_run_id: Any) -> dict[str, Any]:
+    from prefect.logging.handlers import APILogHandler
+
+    APILogHandler().flush()
+    time.sleep(1.0)  # the log worker sends asynchronously
+    return asyncio.run(_gather_run(flow_run_id))
+
+
+def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loads(
+    prefect_harness: str, make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.sync_flow import sync_all
+
+    sandbox = make_sandbox(scale="small", rate_limit=0)
+    first, second = _read_keys(sandbox)[:2]
+    refs = [_save_secret("flows-test-ws-a", first["key"])]
+    monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B", second["key"])
+    refs.append("env:OUTREACH_FLOWS_TEST_KEY_B")
+
+    # Record every load's interval; a short sleep inside widens any overlap a broken lock allows.
+    intervals: list[tuple[float, float, str]] = []
+    builds: list[float] = []
+    real_load, real_build = stages.load, stages.build_models
+
+    def recording_load(extracted: Any) -> Any:
+        start = time.monotonic()
+        time.sleep(0.3)
+        result = real_load(extracted)
+        intervals.append((start, time.monotonic(), threading.current_thread().name))
+        return result
+
+    def recording_build(path: str) -> Any:
+        builds.append(time.monotonic())
+        return real_build(path)
+
+    monkeypatch.setattr(stages, "load", recording_load)
+    monkeypatch.setattr(stages, "build_models", recording_build)
+
+    warehouse = tmp_path / "w.duckdb"
+    state = sync_all(
+        mode="full",
+        key_refs=refs,
+        duckdb_path=str(warehouse),
+        base_url=sandbox.base_url,
+        rate_limit_per_minute=FAST_PACE,
+        pipelines_dir=str(tmp_path / "dlt"),
+        return_state=True,
+    )
+    assert state.is_completed(), state.message
+    results = state.result()
+    assert [r.ok for r in results] == [True, True]
+
+    # Two loads, in different threads, never overlapping; models built once, after both loads.
+    intervals.sort()
+    assert len(intervals) == 2 and intervals[0][2] != intervals[1][2]
+    assert intervals[0][1] <= intervals[1][0], f"loads overlapped: {intervals}"
+    assert len(builds) == 1 and builds[0] >= intervals[1][1]
+
+    # The warehouse holds both workspaces, as the API has them; reporting is built and published.
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        per_ws = dict(
+            con.execute(
+                "select workspace_id, count(*) from outreach.campaigns where _dlt_valid_to is null group by 1"
+            ).fetchall()
+        )
+        assert per_ws == {
+            first["workspace_id"]: _api_campaign_total(sandbox, first["key"]),
+            second["workspace_id"]: _api_campaign_total(sandbox, second["key"]),
+        }
+        assert con.execute("select count(*) from reporting.workspace_overview").fetchone() == (2,)
+        assert con.execute("select count(*) from reporting.campaign_performance").fetchone() == (sum(per_ws.values()),)
+    bi = stages.bi_path_for(warehouse)
+    with duckdb.connect(str(bi), read_only=True) as con:
+        assert con.execute("select count(*) from reporting.campaign_performance").fetchone() == (sum(per_ws.values()),)
+
+    # The artifact: rows per table, requests, 429s, bodies deferred, data tests, time per stage.
+    gathered = _gather(state.state_details.flow_run_id)
+    keyed = [a for a in gathered["artifacts"] if a.key == "outreach-sync-full"]
+    assert len(keyed) == 1, [a.key for a in gathered["artifacts"]]
+    markdown = str(keyed[0].data)
+    for needle in ("Time per stage", "extract+normalize", "| load |", "build models", "data tests",
+                   "publish BI", "429s", "deferred", "| campaign_recipients |", "Models and data tests"):
+        assert needle in markdown, f"{needle!r} missing from the artifact"
+
+    # No key in any parameter, log line or artifact of the run or its subflows.
+    texts = [repr(run.parameters) for run in gathered["runs"]]
+    texts += [log.message for log in gathered["logs"]] + [str(a.data) for a in gathered["artifacts"]]
+    assert len(gathered["runs"]) == 3 and len(gathered["artifacts"]) == 3
+    assert any("models built" in t for t in texts), "the models logger did not reach the run logs"
+    for key in (first["key"], second["key"]):
+        assert not [t for t in texts if key in t], "an API key leaked into the run's logs/artifacts/parameters"
+
+
+def test_bad_key_fails_its_subflow_at_once_while_the_other_workspace_loads(
+    prefect_harness: str, make_sandbox: Any, tmp_path: Path
+) -> None:
+    from flows.sync_flow import sync_all
+
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    good = _read_keys(sandbox)[0]
+    refs = [_save_secret("flows-test-good", good["key"]), _save_secret("flows-test-bad", "not-a-valid-key")]
+    warehouse = tmp_path / "w.duckdb"
+    state = sync_all(
+        mode="full",
+        key_refs=refs,
+        duckdb_path=str(warehouse),
+        base_url=sandbox.base_url,
+        rate_limit_per_minute=FAST_PACE,
+        pipelines_dir=str(tmp_path / "dlt"),
+        return_state=True,
+    )
+    assert state.is_failed()
+    assert "1 of 2 workspace(s) failed" in state.message and "secret:flows-test-bad" in state.message
+    assert "401" in state.message, state.message
+
+    gathered = _gather(state.state_details.flow_run_id)
+    by_ref = {run.parameters["key_ref"]: run for run in gathered["runs"][1:]}
+    bad, ok = by_ref["secret:flows-test-bad"], by_ref["secret:flows-test-good"]
+    assert ok.state_type.value == "COMPLETED"
+    assert bad.state_type.value == "FAILED" and "401" in (bad.state.message or "")
+    assert (bad.end_time - bad.start_time).total_seconds() < 5, "the bad key was not failed at once"
+    extracts = [t for t in gathered["task_runs"] if t.flow_run_id == bad.id and t.name.startswith("extract")]
+    assert len(extracts) == 1 and extracts[0].run_count == 1, "a bad key must not be retried"
+    assert extracts[0].state_type.value == "FAILED"
+
+    # The good workspace's data stays, and the models were built from it.
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("select distinct workspace_id from outreach.workspaces").fetchall() == [(good["workspace_id"],)]
+        assert con.execute("select count(*) from reporting.workspace_overview").fetchone() == (1,)

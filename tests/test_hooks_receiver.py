@@ -1,0 +1,194 @@
+"""The receiver over real HTTP on loopback: refusals, replays, bursts, and the spool -> events load."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import httpx
+import pytest
+from dlt.pipeline.exceptions import PipelineStepFailed
+
+from pipelines import spool
+from pipelines.events import events_resource, load_spool, mark_spool_loaded
+from receiver.server import ReceiverServer
+from receiver.signature import sign
+from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
+
+
+@pytest.fixture
+def receiver(tmp_path: Path) -> Iterator[ReceiverServer]:
+    with ReceiverServer(signing_secret=SECRET, spool_dir=tmp_path / "spool", max_body_bytes=64 * 1024) as server:
+        yield server
+
+
+def _spooled(spool_dir: Path) -> list[dict]:
+    snap = spool.snapshot(spool_dir)
+    return [r for f in (*snap.sealed, *snap.live) for r in spool.read_records(f)]
+
+
+def test_valid_delivery_is_acknowledged_after_spooling(receiver: ReceiverServer, tmp_path: Path) -> None:
+    body = payload()
+    with httpx.Client() as client:
+        resp = deliver(client, receiver.url, body)
+    assert resp.status_code == 200 and resp.json()["status"] == "accepted"
+    records = _spooled(tmp_path / "spool")
+    assert [r["payload"] for r in records] == [body]
+    assert records[0]["event_id"] == resp.json()["event_id"] == spool.event_id_for(body)
+
+
+def test_refusals_have_the_documented_status_and_spool_nothing(receiver: ReceiverServer, tmp_path: Path) -> None:
+    good = json.dumps(payload()).encode()
+    now = int(time.time())
+    cases: list[tuple[str, bytes, dict[str, str], int]] = [
+        ("forged signature", good, signed(good, secret="not-the-secret"), 401),
+        ("tampered body", good.replace(b"Ada", b"Eve"), signed(good), 401),
+        ("no signature", good, {k: v for k, v in signed(good).items() if k != "X-Service-Signature"}, 401),
+        ("no timestamp", good, {k: v for k, v in signed(good).items() if k != "X-Service-Timestamp"}, 401),
+        ("stale timestamp", good, signed(good, ts=now - 301), 401),
+        ("future timestamp", good, signed(good, ts=now + 301), 401),
+        ("oversize body", b" " * (64 * 1024 + 1), signed(b" " * (64 * 1024 + 1)), 413),
+        ("not json", b"{oops", signed(b"{oops"), 400),
+        ("no data object", b'{"event":"lead.replied","created_at":"x"}', signed(b'{"event":"lead.replied","created_at":"x"}'), 400),
+    ]
+    unknown = json.dumps(payload(event="lead.teleported")).encode()
+    cases.append(("unknown event", unknown, signed(unknown, event="lead.teleported"), 422))
+    cases.append(("header/body event mismatch", good, signed(good, event="lead.opened"), 422))
+    with httpx.Client() as client:
+        for name, body, headers, status in cases:
+            resp = client.post(receiver.url, content=body, headers=headers)
+            assert resp.status_code == status, name
+            assert "error" in resp.json(), name
+        # a streamed (chunked, no Content-Length) oversize body is cut off too
+        big = b"x" * (200 * 1024)
+        resp = client.post(receiver.url, content=iter([big[i : i + 8192] for i in range(0, len(big), 8192)]), headers=signed(big))
+        assert resp.status_code == 413
+        # inside the tolerance is fine
+        assert deliver(client, receiver.url, payload(), ts=now - 290).status_code == 200
+    assert len(_spooled(tmp_path / "spool")) == 1
+
+
+def test_replayed_delivery_makes_one_row(receiver: ReceiverServer, tmp_path: Path) -> None:
+    body = payload()
+    with httpx.Client() as client:
+        first = deliver(client, receiver.url, body)
+        replay = deliver(client, receiver.url, body, ts=int(time.time()) - 5)  # a retry: new timestamp, same event
+    assert first.status_code == replay.status_code == 200
+    assert replay.json()["event_id"] == first.json()["event_id"]
+    assert load(tmp_path, tmp_path / "spool") == 1
+    assert [r[0] for r in event_rows(tmp_path)] == [first.json()["event_id"]]
+
+
+def test_secret_never_reaches_spool_logs_or_warehouse(receiver: ReceiverServer, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    with httpx.Client() as client:
+        deliver(client, receiver.url, payload())
+        deliver(client, receiver.url, payload(), secret="wrong")
+    load(tmp_path, tmp_path / "spool")
+    assert SECRET not in caplog.text
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_burst_of_1000_deliveries_none_lost_or_duplicated(receiver: ReceiverServer, tmp_path: Path) -> None:
+    bodies = [payload(email=f"lead{i}@example.com") for i in range(1000)]
+    bodies += bodies[:50]  # retries mixed into the burst
+
+    started = time.perf_counter()
+    statuses = burst(receiver.url, [json.dumps(b).encode() for b in bodies], concurrency=32)
+    elapsed = time.perf_counter() - started
+    assert statuses == [200] * len(bodies)
+    assert load(tmp_path, tmp_path / "spool") == 1000
+    rows = event_rows(tmp_path, "event_id, email")
+    assert len(rows) == 1000 and {r[1] for r in rows} == {f"lead{i}@example.com" for i in range(1000)}
+    logging.getLogger(__name__).info("1050 deliveries in %.2f s", elapsed)
+
+
+def test_spool_loads_exactly_once_and_marks_only_after_commit(receiver: ReceiverServer, tmp_path: Path) -> None:
+    spool_dir = tmp_path / "spool"
+    with httpx.Client() as client:
+        for i in range(10):
+            assert deliver(client, receiver.url, payload(email=f"a{i}@example.com")).status_code == 200
+        receiver.app.state.spool_writer.rotate()  # seal: these 10 are now a finished file
+        for i in range(5):
+            assert deliver(client, receiver.url, payload(email=f"b{i}@example.com")).status_code == 200
+
+    # A load that fails in the load step (a table whose event_id is an integer) marks nothing.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    with duckdb.connect(str(broken / "w.duckdb")) as con:
+        con.execute("create schema outreach; create table outreach.events (event_id bigint not null, created_at bigint)")
+    with pytest.raises(PipelineStepFailed) as failed:
+        load_spool(make_pipeline(broken, "broken_events"), spool_dir)
+    assert failed.value.step == "load"
+    snap = spool.snapshot(spool_dir)
+    assert len(snap.sealed) == 1 and len(snap.live) == 1 and all(p.exists() for p in snap.sealed)
+
+    # A crash between commit and marking: the file is loaded again, no row is doubled.
+    make_pipeline(tmp_path).run(events_resource(spool_dir, snapshot=snap))
+    assert len(event_rows(tmp_path)) == 15
+    assert load(tmp_path, spool_dir) == 15
+    assert len(event_rows(tmp_path)) == 15
+    assert not snap.sealed[0].exists() and (spool_dir / "done" / snap.sealed[0].name).exists()
+    assert snap.live[0].exists()  # the receiver's live file stays until it is sealed
+
+    # Rerun with nothing new: still 15, and the live file's events are not doubled.
+    load(tmp_path, spool_dir)
+    assert len(event_rows(tmp_path)) == 15
+    assert mark_spool_loaded(spool_dir, snap) == 0
+
+
+def test_events_table_columns(receiver: ReceiverServer, tmp_path: Path) -> None:
+    body = payload(email="Grace@Example.com", reply_type="not_interested")
+    with httpx.Client() as client:
+        assert deliver(client, receiver.url, body).status_code == 200
+        bounced = payload(event="lead.bounced")
+        assert deliver(client, receiver.url, bounced).status_code == 200
+    load(tmp_path, tmp_path / "spool")
+    rows = event_rows(tmp_path, "event, created_at, received_at, workspace_id, campaign_id, lead_id, email, reply_type, data")
+    by_event = {r[0]: r for r in rows}
+    replied = by_event["lead.replied"]
+    assert replied[1].isoformat() == "2026-03-02T10:00:00+00:00"
+    assert abs(replied[2].timestamp() - time.time()) < 60
+    assert replied[3] is None  # one unnamed secret: workspace unknown
+    assert replied[4:8] == (body["data"]["campaign_id"], body["data"]["lead_id"], "Grace@Example.com", "not_interested")
+    assert json.loads(replied[8]) == body["data"]
+    assert set(by_event) == {"lead.replied", "lead.bounced"}
+
+
+def test_several_workspace_secrets_name_the_workspace(tmp_path: Path) -> None:
+    secrets = {"ws-a": "secret-a", "ws-b": "secret-b"}
+    with ReceiverServer(signing_secret=secrets, spool_dir=tmp_path / "spool") as server, httpx.Client() as client:
+        assert deliver(client, server.url, payload(email="a@x.io"), secret="secret-a").status_code == 200
+        assert deliver(client, server.url, payload(email="b@x.io"), secret="secret-b").status_code == 200
+        assert deliver(client, server.url, payload(email="c@x.io"), secret="secret-c").status_code == 401
+    load(tmp_path, tmp_path / "spool")
+    assert sorted(r[1:] for r in event_rows(tmp_path, "event_id, email, workspace_id")) == [("a@x.io", "ws-a"), ("b@x.io", "ws-b")]
+
+
+def test_signature_header_may_carry_several_values() -> None:
+    from receiver.signature import NO_MATCH, verify
+
+    body, ts = b'{"a":1}', "1700000000"
+    header = "v1=deadbeef, " + sign("s1", ts, body)
+    assert verify({None: "s1"}, ts, body, header) is None
+    assert verify({None: "s2"}, ts, body, header) is NO_MATCH
+
+
+def test_listen_without_a_secret_fails_with_the_setting_to_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.chdir(tmp_path)  # no .dlt/secrets.toml here
+    monkeypatch.delenv("SOURCES__OUTREACH__SIGNING_SECRET", raising=False)
+    monkeypatch.delenv("SOURCES__OUTREACH__SIGNING_SECRETS", raising=False)
+    result = CliRunner().invoke(app, ["hooks", "listen", "--port", "0", "--spool", str(tmp_path / "s")])
+    assert result.exit_code != 0
+    assert "SOURCES__OUTREACH__SIGNING_SECRET" in str(result.exception) + result.output

@@ -1,0 +1,170 @@
+"""The sync against a real sandbox over HTTP, two workspaces, real DuckDB (issue 3, "Done when")."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sync_support import (
+    admin_keys,
+    api_truth,
+    assert_no_duplicates,
+    assert_warehouse_equals_api,
+    query,
+    table_snapshot,
+)
+
+from pipelines.errors import AuthError
+from pipelines.shaping import campaign_fingerprint
+from pipelines.sync import run_sync
+
+BIG_CAP = 100_000
+
+
+def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
+    kw.setdefault("reply_body_cap", BIG_CAP)
+    kw.setdefault("rate_limit_per_minute", 0)
+    return run_sync(
+        mode=mode,
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=tmp / "w.duckdb",
+        pipelines_dir=tmp / "pipelines",
+        spool_dir=tmp / "no-spool",
+        progress=False,
+        **kw,
+    )
+
+
+def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
+    make_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sb = make_sandbox(scale="small", rate_limit=0)
+    keys = admin_keys(sb)
+    assert len(keys) >= 2
+    db = tmp_path / "w.duckdb"
+
+    full = _sync(sb, tmp_path, "full", keys)
+    truths = [api_truth(sb.base_url, k) for k in keys]
+    for truth in truths:
+        assert_warehouse_equals_api(db, truth)
+    assert_no_duplicates(db)
+    assert {w.workspace_id for w in full.workspaces} == {t["workspace_id"] for t in truths}
+
+    # idle quick: <= 10% of the full sync's requests, no row changes
+    before = table_snapshot(db)
+    idle = _sync(sb, tmp_path, "quick", keys)
+    assert idle.requests <= 0.10 * full.requests, (idle.requests, full.requests)
+    assert table_snapshot(db) == before
+
+    # the clock advances; quick sees everything but what DESIGN.md says it cannot
+    old_fps = {cid: campaign_fingerprint(c) for t in truths for cid, c in t["campaigns"].items()}
+    sb.advance(6 * 3600)
+    quick = _sync(sb, tmp_path, "quick", keys)
+    assert quick.requests < full.requests
+    for key in keys:
+        truth = api_truth(sb.base_url, key)
+        stale = {cid for cid, c in truth["campaigns"].items() if old_fps.get(cid) == campaign_fingerprint(c)}
+        assert_warehouse_equals_api(db, truth, skip_stale_campaigns=stale, check_is_read=False)
+    assert_no_duplicates(db)
+    # history: campaigns whose totals changed have a retired row and a current one
+    hist = query(db, "select count(*) from outreach.campaigns where _dlt_valid_to is not null")[0][0]
+    assert hist > 0
+
+    # full catches up with everything
+    _sync(sb, tmp_path, "full", keys)
+    for key in keys:
+        assert_warehouse_equals_api(db, api_truth(sb.base_url, key))
+    assert_no_duplicates(db)
+
+    # the key never appears in logs, state, the dlt working dir (traces included), or the warehouse
+    secrets = [k.encode() for k in keys]
+    assert not any(k.decode() in caplog.text for k in secrets)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(k in data for k in secrets), f"key found in {path}"
+
+
+def test_read_only_keys_under_faults_equal_the_api(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="small", rate_limit=0)
+    keys = admin_keys(sb, level="read")
+    sb.set_faults(error_rate=0.10, statuses=[500, 502, 503, 429], timeout_rate=0.02, truncate_rate=0.03, hang_ms=1500, seed=3)
+    report = _sync(sb, tmp_path, "full", keys, request_timeout=0.75)
+    sb.set_faults()
+    assert sum(w.retries for w in report.workspaces) > 0
+    for key in keys:
+        assert_warehouse_equals_api(tmp_path / "w.duckdb", api_truth(sb.base_url, key))
+    assert_no_duplicates(tmp_path / "w.duckdb")
+
+
+def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(shared_small_sandbox: Any, tmp_path: Path) -> None:
+    sb = shared_small_sandbox
+    keys = admin_keys(sb)
+    db = tmp_path / "w.duckdb"
+    first = _sync(sb, tmp_path, "full", keys, reply_body_cap=40)
+    for ws in first.workspaces:
+        n = query(db, "select count(*), count(body) from outreach.replies where workspace_id = ?", ws.workspace_id)[0]
+        assert n[1] == min(40, n[0]) and ws.bodies_deferred == n[0] - n[1]
+    stored = dict(query(db, "select id, body from outreach.replies where body is not null"))
+    # a full re-read (list items have no body) keeps every stored body; deferred ones get fetched next
+    second = _sync(sb, tmp_path, "full", keys, reply_body_cap=40)
+    assert all(ws.bodies_fetched == min(40, ws.bodies_deferred + 40) or ws.bodies_fetched <= 40 for ws in second.workspaces)
+    after = dict(query(db, "select id, body from outreach.replies where body is not null"))
+    assert all(after[rid] == body for rid, body in stored.items())
+    assert len(after) == len(stored) + sum(ws.bodies_fetched for ws in second.workspaces)
+
+    # rows the API no longer returns are marked, not dropped (full); scd2 rows of the other workspace stay current
+    ws_a = first.workspaces[0].workspace_id
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute(
+        "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) values ('gone-1', ?, 'c-gone', 'sent')",
+        [ws_a],
+    )
+    con.execute(
+        "insert into outreach.replies (id, workspace_id, campaign_id, _dlt_load_id, _dlt_id) values ('gone-r', ?, 'c-gone', 'x', 'y')",
+        [ws_a],
+    )
+    con.close()
+    key_a = next(k for k in keys if api_truth(sb.base_url, k, with_bodies=False)["workspace_id"] == ws_a)
+    _sync(sb, tmp_path, "full", [key_a], reply_body_cap=BIG_CAP)
+    marked = query(db, "select id, deleted_at is not null from outreach.campaign_recipients where id = 'gone-1'")
+    assert marked == [("gone-1", True)]
+    assert query(db, "select deleted_at is not null from outreach.replies where id = 'gone-r'") == [(True,)]
+    assert query(db, "select count(*) from outreach.campaign_recipients where deleted_at is not null")[0][0] == 1
+    for key in keys:
+        truth = api_truth(sb.base_url, key, with_bodies=False)
+        current = {r[0] for r in query(db, "select id from outreach.campaigns where workspace_id = ? and _dlt_valid_to is null", truth["workspace_id"])}
+        assert current == set(truth["campaigns"])
+
+
+def test_bad_key_fails_fast_with_one_line_via_the_cli(shared_small_sandbox: Any, tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("outreach")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(exe), "sync", "--api-key", "sk_wrong_key_000", "--base-url", shared_small_sandbox.base_url,
+         "--duckdb", str(tmp_path / "w.duckdb"), "--no-progress"],
+        capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode != 0
+    assert elapsed < 2.0, elapsed
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [lines[0]] and "API key rejected (401)" in lines[0], proc.stderr
+    assert "sk_wrong_key_000" not in proc.stderr + proc.stdout
+
+
+def test_bad_key_raises_auth_error_in_process(shared_small_sandbox: Any, tmp_path: Path) -> None:
+    with pytest.raises(AuthError) as info:
+        _sync(shared_small_sandbox, tmp_path, "quick", ["sk_nope_123"])
+    assert "sk_nope_123" not in str(info.value)
