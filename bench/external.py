@@ -19,6 +19,7 @@ SCRIPTS = {
     "sync_memory": "bench/sync_memory.py",  # pipeline helper: peak RSS of a large (1M recipients) full sync
     "models_build": "bench/models_build.py",  # models helper: build time and memory, 1M and 10M recipients
     "receiver_throughput": "bench/receiver_throughput.py",  # hooks helper: deliveries/s on loopback
+    "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
 }
 TIMEOUT_S = 45 * 60
 
@@ -43,7 +44,7 @@ def run_external(name: str) -> dict[str, Any]:
         return record
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, "-m", f"bench.{name}"],
         cwd=str(BENCH_DIR.parent),
         capture_output=True,
         text=True,

@@ -107,8 +107,8 @@ class ScenarioResult:
             ),
             "ours_ok": o.ok,
             "baseline_ok": b.ok if b else None,
-            "ours_error": o.error,
-            "baseline_error": b.error if b else None,
+            "ours_error": o.error or self.ours.setup_error,
+            "baseline_error": (b.error or self.baseline.setup_error) if b and self.baseline else None,
             "ours_requests_total": o.requests,
             "ours_body_requests": o.body_requests,
             "baseline_requests_total": b.requests if b else None,
@@ -177,8 +177,8 @@ def _run_one_side(
         sb.set_rate_limit(0)
         after = take_snapshot(sb.base_url, keys.snapshot_key)
     result = SideResult(run=run, truth_note="direct snapshot", setup_error=setup_error)
-    tolerate = unchanged_fingerprints(before, after) if before is not None and scenario.measured_mode == "quick" else frozenset()
     quick = scenario.measured_mode == "quick"
+    tolerate = unchanged_fingerprints(before, after) if before is not None and quick else frozenset()
     if side == "ours":
         result.truth = check_warehouse(
             workdir / "ours.duckdb", after, ignore_is_read=quick, tolerate_campaigns=tolerate

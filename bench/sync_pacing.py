@@ -4,7 +4,7 @@ Target (issue 3): elapsed <= 1.15 x (requests / 2 per second) and <= 1% of respo
 The sandbox (out of process) enforces 120 requests per key in any trailing 60 s; requests and
 429s are counted server-side (/_sandbox/metrics). Prints one JSON line.
 
-    .venv/bin/python bench/sync_pacing.py [--scale small] [--latency-ms 0] [--body-cap 200]
+    .venv/bin/python bench/sync_pacing.py [--scale small] [--latency-ms 0] [--body-cap 260]
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="small")
     parser.add_argument("--latency-ms", type=int, default=0)
-    parser.add_argument("--body-cap", type=int, default=200, help="reply bodies fetched (sets the request count)")
+    parser.add_argument("--body-cap", type=int, default=260, help="reply bodies fetched (sets the request count)")
     parser.add_argument("--rate-limit", type=int, default=120)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sync_pacing_") as tmp:

@@ -72,12 +72,12 @@ def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-de
     return refs
 
 
-def _run(mode: str, refs: list[str], warehouse: Path, base_url: str) -> float:
-    """Run ``sync_all`` once; return its wall time. Raises if the flow fails."""
+def _run(mode: str, refs: list[str], warehouse: Path, base_url: str) -> str:
+    """Run ``sync_all`` once; return a line of its figures. Raises if the flow fails."""
     from flows.sync_flow import sync_all
 
     started = time.monotonic()
-    sync_all(
+    results = sync_all(
         mode=mode,  # type: ignore[arg-type]
         key_refs=refs,
         duckdb_path=str(warehouse),
@@ -85,7 +85,15 @@ def _run(mode: str, refs: list[str], warehouse: Path, base_url: str) -> float:
         rate_limit_per_minute=DEMO_RATE_LIMIT,
         pipelines_dir=str(demo_pipelines_dir(warehouse)),
     )
-    return time.monotonic() - started
+    reports = [r.sync_report for r in results if r.sync_report is not None]
+    requests = sum(r.requests for r in reports)
+    throttled = sum(r.rate_limited for r in reports)
+    deferred = sum(r.bodies_deferred for r in reports)
+    rows = sum(sum(r.rows.values()) for r in reports)
+    return (
+        f"{mode} sync done in {time.monotonic() - started:.1f} s: {len(reports)} workspaces, "
+        f"{requests} requests, {throttled} 429s, {rows:,} rows extracted, {deferred} reply bodies deferred"
+    )
 
 
 def summary_text(bi_path: Path) -> str:
@@ -115,7 +123,22 @@ def next_steps(warehouse: Path) -> str:
 
 
 def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> None:
-    """Run the demo end to end; leaves the warehouse and its BI file, and no process."""
+    """Run the demo end to end; leaves the warehouse and its BI file, and no process.
+
+    A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
+    it hold the details).
+    """
+    from models.errors import ModelError
+    from pipelines.errors import OutreachError
+
+    try:
+        _run_demo(scale, duckdb_path)
+    except (OutreachError, ModelError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(1) from None
+
+
+def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     from flows.prefect_api import prefect_api
     from sandbox.server import SandboxServer
 
@@ -132,13 +155,11 @@ def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> Non
             refs = store_keys_as_secrets(sandbox.keys())
             _say(f"workspaces: {', '.join(refs)} (read keys saved as Prefect Secret blocks)")
             _say("\n[1/2] full sync, models, data tests, BI publish ...")
-            full_s = _run("full", refs, warehouse, sandbox.base_url)
-            _say(f"full sync done in {full_s:.1f} s")
+            _say(_run("full", refs, warehouse, sandbox.base_url))
             now = sandbox.advance(SIMULATED_DAY_S)
             _say(f"\nsandbox clock advanced one simulated day (now {now})")
             _say("[2/2] quick sync, models, data tests, BI publish ...")
-            quick_s = _run("quick", refs, warehouse, sandbox.base_url)
-            _say(f"quick sync done in {quick_s:.1f} s")
+            _say(_run("quick", refs, warehouse, sandbox.base_url))
         finally:
             sandbox.stop()
     _say("")

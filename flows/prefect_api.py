@@ -65,8 +65,10 @@ def prefect_api() -> Iterator[str]:
             stack.enter_context(
                 prefect.context._temporary_global_settings_context(prefect.context.get_settings_context())
             )
-            yield server.api_url
-            _flush_run_logs()
+            try:
+                yield server.api_url
+            finally:
+                _flush_run_logs()
     finally:
         if server is not None:
             server.stop()

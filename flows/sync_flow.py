@@ -59,14 +59,27 @@ class SyncRunFailed(OutreachError):
     """Raised by ``sync_all`` when at least one workspace or the model build failed."""
 
 
+def is_permanent(exc: BaseException) -> bool:
+    """A bad key, no permission, bad config, or a dlt terminal error anywhere in the cause chain."""
+    from dlt.common.exceptions import TerminalException
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, PERMANENT_ERRORS) or isinstance(current, TerminalException):
+            return True
+        seen.add(id(current))
+        inner = getattr(current, "exception", None)  # dlt's PipelineStepFailed wraps the cause here
+        current = inner if isinstance(inner, BaseException) else (current.__cause__ or current.__context__)
+    return False
+
+
 def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State[Any]) -> bool:
     """``retry_condition_fn``: retry network and server trouble, never a bad key or bad config."""
     try:
         state.result(raise_on_failure=True)
-    except PERMANENT_ERRORS:
-        return False
-    except BaseException:  # noqa: BLE001 - anything else may be transient
-        return True
+    except BaseException as exc:  # noqa: BLE001 - classify whatever the task raised
+        return not is_permanent(exc)
     return True
 
 

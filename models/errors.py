@@ -25,6 +25,10 @@ class ModelBuildError(ModelError):
         super().__init__(f"model {path} failed: {reason} (fix the SQL; previous reporting tables are intact)")
 
 
+class PublishError(ModelError):
+    """The build committed but the BI file could not be written; the old BI file is untouched."""
+
+
 class DataTestFailure(ModelError):
     """One or more data tests returned rows; names each failing test and its row count."""
 

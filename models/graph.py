@@ -45,6 +45,11 @@ def referenced_tables(sql: str, path: Path | str = "<sql>") -> set[tuple[str, st
     }
 
 
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+
 def load_models(models_dir: Path = MODELS_DIR) -> list[Model]:
     """Every model under staging/ and marts/, in build order (dependencies first)."""
     found: dict[str, Model] = {}

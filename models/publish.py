@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from models.connect import bi_path_for, open_warehouse, resolve_path
+from models.errors import WarehouseError
 from models.docs import load_docs
 from models.graph import REPORTING
 
@@ -34,22 +35,23 @@ def publish_bi(duckdb_path: str | Path | None = None, *, con: duckdb.DuckDBPyCon
     own = con is None
     connection = open_warehouse(path, read_only=True) if con is None else con
     try:
+        source = connection.execute("select current_database()").fetchall()[0][0]
         tables = [
             row[0]
             for row in connection.execute(
                 "select table_name from information_schema.tables where table_schema = ? "
-                "and table_type = 'BASE TABLE' and table_catalog = current_database() order by table_name",
-                [REPORTING],
+                "and table_type = 'BASE TABLE' and table_catalog = ? order by table_name",
+                [REPORTING, source],
             ).fetchall()
         ]
         if not tables:
-            raise FileNotFoundError(f"no {REPORTING} tables in {path}: run `outreach models` first")
+            raise WarehouseError(f"no {REPORTING} tables in {path}: run `outreach models` first")
         connection.execute(f"attach '{_quote(tmp)}' as {_ALIAS}")
         try:
             connection.execute(f"create schema {_ALIAS}.{REPORTING}")
             for table in tables:
                 connection.execute(
-                    f"create table {_ALIAS}.{REPORTING}.{table} as select * from {REPORTING}.{table}"
+                    f'create table {_ALIAS}.{REPORTING}.{table} as select * from "{source}".{REPORTING}.{table}'
                 )
             _comment(connection, tables)
             connection.execute(f"checkpoint {_ALIAS}")

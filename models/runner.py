@@ -15,9 +15,9 @@ from pathlib import Path
 
 import duckdb
 
-from models.connect import bi_path_for, open_warehouse, resolve_path
-from models.errors import DataTestFailure, ModelBuildError, ModelError, WarehouseError
-from models.graph import MODELS_DIR, RAW, REPORTING, Model, data_test_files, load_models, macro_files
+from models.connect import open_warehouse, resolve_path
+from models.errors import DataTestFailure, ModelBuildError, ModelError, PublishError, WarehouseError
+from models.graph import MODELS_DIR, RAW, REPORTING, Model, data_test_files, load_models, macro_files, quote_ident
 from models.publish import publish_bi
 from models.report import BuildReport, DataTestResult, ModelResult
 from models.summary import demo_figures, demo_summary
@@ -27,6 +27,7 @@ __all__ = [
     "DataTestFailure",
     "ModelBuildError",
     "ModelError",
+    "PublishError",
     "WarehouseError",
     "build",
     "demo_figures",
@@ -67,17 +68,31 @@ def build(
                 raise DataTestFailure(failures, report)
             con.execute("commit")
         except BaseException:
-            con.execute("rollback")
+            _rollback(con)
             raise
         report.seconds = time.perf_counter() - started
         if publish:
             t0 = time.perf_counter()
-            report.bi_path = publish_bi(path, con=con)
+            try:
+                report.bi_path = publish_bi(path, con=con)
+            except (duckdb.Error, OSError) as exc:
+                raise PublishError(
+                    f"reporting built, but publishing the BI file failed: {_reason(exc)} "
+                    "(the previous BI file is untouched; check disk space and permissions, then rerun)"
+                ) from exc
             report.publish_seconds = time.perf_counter() - t0
     finally:
         con.close()
     log.info("models built in %.2fs (%d models, %d tests)", report.seconds, len(report.models), len(report.tests))
     return report
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back, never masking the error that got us here (a fatal DuckDB error may already have)."""
+    try:
+        con.execute("rollback")
+    except duckdb.Error as exc:
+        log.warning("rollback after a failed build reported: %s", _reason(exc))
 
 
 def _existing_tables(con: duckdb.DuckDBPyConnection, schema: str) -> dict[str, str]:
@@ -111,14 +126,18 @@ def _build_all(
             # The sync never loaded this table (e.g. no webhook spool yet): build from the contract alone.
             report.warnings.append(f"raw table {RAW}.{raw} is missing; {model.name} is empty until a sync loads it")
             sql = re.sub(rf"\b{RAW}\.{raw}\b", "(select * from contract)", sql, flags=re.IGNORECASE)
-        _build_one(con, model, sql, existing.get(model.name), report)
+        _build_one(con, model, sql, f"{REPORTING}.{model.name}", existing.get(model.name), report)
 
 
 def _build_one(
-    con: duckdb.DuckDBPyConnection, model: Model, sql: str, existing_kind: str | None, report: BuildReport
+    con: duckdb.DuckDBPyConnection,
+    model: Model,
+    sql: str,
+    target: str,
+    existing_kind: str | None,
+    report: BuildReport,
 ) -> None:
     started = time.perf_counter()
-    target = f"{REPORTING}.{model.name}"
     try:
         if existing_kind == "VIEW" and model.kind == "table":
             con.execute(f"drop view {target}")
@@ -139,7 +158,7 @@ def _drop_stale(con: duckdb.DuckDBPyConnection, names: set[str]) -> None:
     """Drop reporting objects whose model file is gone, so the BI file never shows dead tables."""
     for name, kind in _existing_tables(con, REPORTING).items():
         if name not in names:
-            con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} if exists {REPORTING}.{name}")
+            con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} if exists {REPORTING}.{quote_ident(name)}")
 
 
 def _run_data_tests(con: duckdb.DuckDBPyConnection, tests: list[Path], report: BuildReport) -> None:

@@ -71,8 +71,13 @@ def make_raw_warehouse(
         "n_leads": max(1, n_leads),
         "n_mb": mailboxes_per_workspace,
     }
-    con = duckdb.connect(str(path))
+    # attached under another name: in `outreach.duckdb` the name `outreach.x` would be ambiguous
+    con = duckdb.connect()
     try:
+        con.execute(f"set temp_directory = '{str(path).replace(chr(39), chr(39) * 2)}.tmp'")
+        con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse")
+        con.execute("use warehouse")
+        con.execute("set enable_progress_bar = false")
         con.execute("set TimeZone = 'UTC'")
         if memory_limit:
             con.execute(f"set memory_limit = '{memory_limit}'")
@@ -94,7 +99,7 @@ def make_raw_warehouse(
                     [[k for k, _ in WEBHOOK_EVENTS], [label for _, label in WEBHOOK_EVENTS]])
         if include_events:
             con.execute(_EVENTS)
-        con.execute("checkpoint")
+        con.execute("checkpoint warehouse")
     finally:
         con.close()
     log.info("synthetic warehouse: %s recipients, %s campaigns at %s", recipients, n_campaigns, path)

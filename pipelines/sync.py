@@ -71,9 +71,10 @@ def make_destination(duckdb_path: str | Path | None, staging_suffix: str = "") -
     """DuckDB at `duckdb_path` (default data/outreach.duckdb), unless `[sources.outreach] destination`
     names another dlt destination (configured the dlt way).
 
-    Each pipeline gets its own staging dataset (``outreach_staging_<suffix>``): workspaces share the
-    dataset but must not share staging tables, or a load resumed after a crash would merge another
-    workspace's staged rows.
+    DuckDB uses three-part names (`pipelines.duckdb_destination`), so a file named like the dataset
+    (outreach.duckdb) is not ambiguous. Each pipeline gets its own staging dataset
+    (``outreach_staging_<suffix>``): workspaces share the dataset but must not share staging tables,
+    or a load resumed after a crash would merge another workspace's staged rows.
     """
     import dlt
 
@@ -83,18 +84,30 @@ def make_destination(duckdb_path: str | Path | None, staging_suffix: str = "") -
         from dlt.common.destination import Destination
 
         return Destination.from_reference(str(configured), staging_dataset_name_layout=layout)
+    from pipelines.duckdb_destination import outreach_duckdb
+
     path = Path(duckdb_path or S.DEFAULT_DUCKDB_PATH)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return dlt.destinations.duckdb(credentials=str(path), staging_dataset_name_layout=layout)
+    credentials = {"database": str(path), "global_config": duckdb_memory_config()}
+    return outreach_duckdb(credentials=credentials, staging_dataset_name_layout=layout)
+
+
+def duckdb_memory_config() -> dict[str, Any]:
+    """Bound DuckDB's memory during loads (its default is 80% of RAM); it spills to disk instead.
+    Override with [sources.outreach] duckdb_memory_limit."""
+    import dlt
+
+    limit = dlt.config.get("sources.outreach.duckdb_memory_limit") or S.DEFAULT_DUCKDB_MEMORY_LIMIT
+    return {"memory_limit": str(limit), "preserve_insertion_order": False}
 
 
 def make_pipeline(name: str, duckdb_path: str | Path | None, pipelines_dir: str | None) -> Any:
+    """The dlt pipeline of one workspace (or of the events), writing to dataset `outreach`."""
     import dlt
 
-    suffix = name.removeprefix(S.PIPELINE_PREFIX)
     return dlt.pipeline(
         pipeline_name=name,
-        destination=make_destination(duckdb_path, suffix),
+        destination=make_destination(duckdb_path, name.removeprefix(S.PIPELINE_PREFIX)),
         dataset_name=S.DATASET_NAME,
         pipelines_dir=pipelines_dir,
     )
@@ -234,13 +247,13 @@ def extract_workspace(
             body_lookup=lookup,
         )
         progress.set_stage("extract")
-        pipeline.extract(outreach_source(client, plan, progress))
+        pipeline.extract(outreach_source(client, plan, progress), loader_file_format="parquet")
         t_extract = time.monotonic() - started
         progress.set_stage("normalize")
         t0 = time.monotonic()
         pipeline.normalize()
         t_normalize = time.monotonic() - t0
-    except Exception as exc:
+    except BaseException as exc:
         progress.set_stage("failed")
         inner = unwrap_error(exc)
         if isinstance(inner, OutreachError):
@@ -295,6 +308,9 @@ def load_workspace(extracted: Extracted) -> WorkspaceReport:
         info = pipeline.load()
         info.raise_on_failed_jobs()
         report.load_ids = list(info.loads_ids)
+        from pipelines.warehouse import drop_duplicate_history_rows
+
+        drop_duplicate_history_rows(pipeline, report.workspace_id)
         if report.mode == "full":
             from pipelines.warehouse import mark_deleted
 

@@ -69,3 +69,32 @@ def mark_deleted(pipeline: Any, workspace_id: str, synced_at: datetime) -> dict[
                 log.info("%s: %d row(s) no longer returned by the API marked deleted", name, count)
             marked[name] = count
     return marked
+
+
+def drop_duplicate_history_rows(pipeline: Any, workspace_id: str) -> int:
+    """Remove exact duplicate scd2 rows (same row hash and validity) of one workspace.
+
+    Why: when a load is killed after a staging copy job committed but before dlt recorded it, the
+    resumed load copies that file into staging again; dlt's scd2 insert does not de-duplicate staging
+    (its delete-insert merge does), so the same version would be inserted twice. DuckDB only (rowid);
+    elsewhere a no-op with a debug log.
+    """
+    removed = 0
+    try:
+        with pipeline.sql_client() as client:
+            for name in ("campaigns", "email_accounts"):
+                table = client.make_qualified_table_name(name)
+                dup = (
+                    f"select rowid from (select rowid, row_number() over (partition by _dlt_id, _dlt_valid_from "
+                    f"order by rowid) as rn from {table} where workspace_id = %s) where rn > 1"
+                )
+                rows = client.execute_sql(f"select count(*) from ({dup})", workspace_id)
+                count = int(rows[0][0]) if rows else 0
+                if count:
+                    client.execute_sql(f"delete from {table} where rowid in ({dup})", workspace_id)
+                    log.warning("%s: removed %d duplicate history row(s) left by a resumed load", name, count)
+                    removed += count
+    except Exception as exc:  # noqa: BLE001 - a repair step must not fail the sync
+        if not _missing_relation(exc):
+            log.debug("duplicate history check skipped (%s)", type(exc).__name__)
+    return removed

@@ -6,6 +6,8 @@ per-recipient arrays written here, so the seeded state obeys the same invariants
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import numpy as np
 
 from .content import make_replies
@@ -21,7 +23,7 @@ from .model import (
     Campaign,
     Workspace,
 )
-from .timeutil import DAY, window_intervals
+from .timeutil import DAY, WEEKDAYS, window_intervals, zone
 from .vocab import REPLY_TYPE_WEIGHTS
 
 HOUR = 3600.0
@@ -44,12 +46,32 @@ def first_send_times(c: Campaign, t0: float, t1: float, n: int, rng: np.random.G
     return np.sort(np.floor(starts[pick] + rng.random(n) * lengths[pick]))
 
 
+def step_times(c: Campaign, first: np.ndarray, steps: int, gap: float, now: float) -> np.ndarray:
+    """Send time of every step (k x steps): each follow-up `gap` after the previous one, moved on to the
+    next send day when it falls on a day outside send_window.days (same local time of day)."""
+    offset = zone(c.timezone).utcoffset(datetime.fromtimestamp(now, tz=timezone.utc))
+    shift = offset.total_seconds() if offset is not None else 0.0
+    allowed = np.array([day in c.days for day in WEEKDAYS])
+    times = np.empty((first.size, steps))
+    times[:, 0] = first
+    for j in range(1, steps):
+        t = times[:, j - 1] + gap
+        for _ in range(7):
+            weekday = (np.floor((t + shift) / DAY).astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday
+            bad = ~allowed[weekday]
+            if not bad.any():
+                break
+            t = np.where(bad, t + DAY, t)
+        times[:, j] = t
+    return times
+
+
 def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Generator, now: float) -> None:
     """Fill the past of a non-draft campaign whose recipients are already appended."""
     r = c.recipients
     n = len(r)
     if c.status == "completed":
-        launched = now - rng.uniform(45, 80) * DAY
+        launched = now - rng.uniform(55, 85) * DAY  # first sends end >= 41 days ago: every follow-up is done
         first_end, stop, frac = launched + rng.uniform(7, 14) * DAY, INF, 1.0
     elif c.status == "paused":
         launched = now - rng.uniform(20, 50) * DAY
@@ -84,10 +106,10 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
     ev_step = np.where(is_reply, reply_step, unsub_step)
     max_lag = gap - HOUR if steps > 1 else 5 * DAY
     lag = np.clip(rng.exponential(6 * HOUR, k), 300, max_lag)
-    ev_time = np.floor(first + np.minimum(ev_step, steps - 1) * gap + lag)
+    times = step_times(c, first, steps, gap, now)
+    ev_time = np.floor(times[np.arange(k), np.minimum(ev_step, steps - 1)] + lag)
 
-    steps_due = np.minimum(steps, np.floor((stop - first) / gap).astype(np.int64) + 1) if np.isfinite(stop) else np.full(k, steps)
-    steps_due = np.maximum(steps_due, 1)
+    steps_due = np.maximum((times <= stop).sum(axis=1), 1)
     stops = (is_reply & c.stop_on_reply) | is_unsub
     steps_sent = np.where(bounce, 1, np.where(stops, np.minimum(steps_due, ev_step + 1), steps_due))
     has_event = (is_reply | is_unsub) & ~bounce & (ev_step < steps_sent)
@@ -95,7 +117,8 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
     future = has_event & (ev_time > now)
 
     status = np.where(steps_sent < steps, ACTIVE, SENT).astype(np.int8)
-    next_due = np.where(steps_sent < steps, first + steps_sent * gap, INF)
+    last_sent = times[np.arange(k), steps_sent - 1]
+    next_due = np.where(steps_sent < steps, last_sent + gap, INF)
     status[happened & is_reply] = REPLIED
     status[happened & is_unsub] = UNSUBSCRIBED
     next_due[happened & stops] = INF
@@ -105,7 +128,6 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
         status[status == SENT] = COMPLETED
         next_due[:] = INF
 
-    last_sent = first + (steps_sent - 1) * gap
     rows = slice(0, k)
     r.step[rows] = steps_sent
     r.status[rows] = status
@@ -135,7 +157,7 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
     today = np.floor(now / DAY) * DAY
     for j in range(steps):
         sel = steps_sent > j
-        t = first[sel] + j * gap
+        t = times[sel, j]
         days, counts = np.unique((t // DAY).astype(np.int64), return_counts=True)
         for day, count in zip(days.tolist(), counts.tolist()):
             c.daily[day] = c.daily.get(day, 0) + count

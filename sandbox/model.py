@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from .timeutil import iso
+from .vocab import REPLY_TEXTS
+
 # Recipient status codes (index = code).
 STATUSES = ("pending", "active", "sent", "replied", "bounced", "unsubscribed", "completed")
 PENDING, ACTIVE, SENT, REPLIED, BOUNCED, UNSUBSCRIBED, COMPLETED = range(7)
@@ -204,7 +207,7 @@ class Reply:
         return str(self.directory.email(int(self.campaign.recipients.person[self.row])))
 
     def _rendered(self, which: str) -> str:
-        from .content import render_for
+        from .content import render_for  # content imports this module
 
         return render_for(self, which)
 
@@ -214,15 +217,11 @@ class Reply:
 
     @property
     def text(self) -> str:
-        from .vocab import REPLY_TEXTS
-
         texts = REPLY_TEXTS[self.reply_type]
         return texts[self.text_seed % len(texts)]
 
     @property
     def quoted(self) -> str:
-        from .timeutil import iso
-
         sent = (iso(float(self.campaign.recipients.last_sent[self.row])) or "")[:10]
         lines = [f"On {sent}, {self.mailbox.display_name} <{self.mailbox.email}> wrote:", *self._rendered("body").splitlines()]
         return "\n".join("> " + line for line in lines)
@@ -235,6 +234,15 @@ class Reply:
     @property
     def body(self) -> str:
         return f"{self.text}\n\n{self.quoted}"
+
+
+def _key(r: Reply) -> tuple[float, str]:
+    """Sort key for newest first, ties by id ascending: compare (-received_at, id) ascending."""
+    return (-r.received_at, r.id)
+
+
+def _newest_first(items: list[Reply]) -> list[Reply]:
+    return sorted(items, key=_key)
 
 
 @dataclass
@@ -294,6 +302,7 @@ class Workspace:
     mailbox_by_id: dict[str, Mailbox] = field(default_factory=dict)
     lead_index: dict[str, tuple[str, int]] = field(default_factory=dict)  # lead id -> (list id, row)
     replies_dirty: bool = False
+    _sorted_upto: int = 0  # replies[:_sorted_upto] are sorted; later ones were appended since
     replies_version: int = 0  # bumped when a reply is added or marked read
     _reply_views: dict[tuple[str | None, bool], list["Reply"]] = field(default_factory=dict)
     _reply_views_version: int = -1
@@ -313,9 +322,16 @@ class Workspace:
         self.replies_version += 1
 
     def sorted_replies(self) -> list[Reply]:
+        """Replies newest first by received_at, ties by id. New replies are usually all newer than the sorted
+        ones (the clock only moves forward), so they are sorted alone and put in front."""
         if self.replies_dirty:
-            self.replies.sort(key=lambda r: r.id)
-            self.replies.sort(key=lambda r: r.received_at, reverse=True)
+            fresh = _newest_first(self.replies[self._sorted_upto :])
+            old = self.replies[: self._sorted_upto]
+            if not old or not fresh or _key(fresh[-1]) <= _key(old[0]):
+                self.replies = fresh + old
+            else:
+                self.replies = _newest_first(self.replies)
+            self._sorted_upto = len(self.replies)
             self.replies_dirty = False
         return self.replies
 

@@ -161,7 +161,8 @@ class Simulator:
             c.daily[day] = c.daily.get(day, 0) + count
         per_mb = np.bincount(mbs, minlength=len(ws.mailboxes))
         bounced_mb = np.bincount(mbs[bounce], minlength=len(ws.mailboxes))
-        for m in ws.mailboxes:
+        for index in np.flatnonzero(per_mb).tolist():
+            m = ws.mailboxes[index]
             m.sent_today += int(per_mb[m.index])
             m.sent_total += int(per_mb[m.index])
             m.bounces_today += int(bounced_mb[m.index])
@@ -218,7 +219,7 @@ class Simulator:
             ws.add_reply(rep)
             if REPLY_TYPES[code] == "unsubscribe":
                 ws.blacklist.add(int(r.person[row]))
-            self._emit(ws, "lead.replied", c, row, t, {
+            self._emit(ws, "lead.replied", c, row, t, lambda rep=rep: {
                 "subject": rep.subject, "reply_type": rep.reply_type, "reply": rep.text, "body": rep.body,
             })
         rows = np.flatnonzero(r.unsub_due <= t1)
@@ -246,10 +247,13 @@ class Simulator:
         self._emit_campaign(ws, c)
 
     # ---- webhooks ----------------------------------------------------------------------------
-    def _emit(self, ws: Workspace, event: str, c: Campaign, row: int, t: float, extra: dict[str, Any]) -> None:
+    def _emit(self, ws: Workspace, event: str, c: Campaign, row: int, t: float, extra: Any) -> None:
+        """Deliver a lead event to the workspace's subscribers; `extra` is a dict or a callable making it."""
         hooks = [h for h in ws.hooks.values() if h.event == event]
         if not hooks:
             return
+        if callable(extra):
+            extra = extra()
         d, r = self.state.directory, c.recipients
         p = int(r.person[row])
         data = {"lead_id": r.id_of(row), "email": d.email(p), "first_name": d.first_name(p), "company": d.company_of(p),

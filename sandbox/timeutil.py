@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
@@ -66,8 +66,6 @@ def window_intervals(t0: float, t1: float, tz: str, start: str, end: str, days: 
     s_min, e_min = hhmm_minutes(start), hhmm_minutes(end)
     day = datetime.fromtimestamp(t0, tz=z).date()
     last = datetime.fromtimestamp(t1, tz=z).date()
-    from datetime import timedelta
-
     while day <= last:
         if WEEKDAYS[day.weekday()] in days:
             midnight = datetime(day.year, day.month, day.day, tzinfo=z)

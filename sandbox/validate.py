@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from typing import Any
 
 from .timeutil import WEEKDAYS, is_valid_timezone
@@ -105,8 +106,6 @@ def _check(name: str, value: Any, mailbox_ids: set[str]) -> str | None:
     if kind == "choice":
         return None if value in rule else f"The {name} must be one of: {', '.join(rule)}."
     if kind == "datetime":
-        from datetime import datetime
-
         try:
             datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
@@ -116,8 +115,6 @@ def _check(name: str, value: Any, mailbox_ids: set[str]) -> str | None:
 
 
 def parse_time(value: str) -> float:
-    from datetime import datetime, timezone
-
     t = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if t.tzinfo is None:
         t = t.replace(tzinfo=timezone.utc)

@@ -106,7 +106,7 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
 ) -> None:
     from flows.sync_flow import sync_all
 
-    sandbox = make_sandbox(scale="small", rate_limit=0)
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
     first, second = _read_keys(sandbox)[:2]
     refs = [_save_secret("flows-test-ws-a", first["key"])]
     monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B", second["key"])
@@ -222,3 +222,69 @@ def test_bad_key_fails_its_subflow_at_once_while_the_other_workspace_loads(
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select distinct workspace_id from outreach.workspaces").fetchall() == [(good["workspace_id"],)]
         assert con.execute("select count(*) from reporting.workspace_overview").fetchone() == (1,)
+
+
+def test_sync_workspace_alone_runs_every_stage_from_a_dlt_config_key(
+    prefect_harness: str, make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows.sync_flow import sync_workspace
+
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    key = _read_keys(sandbox)[1]
+    monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", key["key"])
+    warehouse = tmp_path / "w.duckdb"
+    state = sync_workspace(
+        mode="full",
+        key_ref="config:0",
+        duckdb_path=str(warehouse),
+        base_url=sandbox.base_url,
+        rate_limit_per_minute=FAST_PACE,
+        pipelines_dir=str(tmp_path / "dlt"),
+        return_state=True,
+    )
+    assert state.is_completed(), state.message
+    result = state.result()
+    assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI"}
+    gathered = _gather(state.state_details.flow_run_id)
+    names = {t.name.rsplit("-", 1)[0] for t in gathered["task_runs"]}
+    assert {"extract-normalize", "load", "build-models-and-data-tests", "publish-bi", "publish-report"} <= names
+    with duckdb.connect(str(stages.bi_path_for(warehouse)), read_only=True) as con:
+        assert con.execute("select workspace_id from reporting.workspace_overview").fetchall() == [
+            (key["workspace_id"],)
+        ]
+    assert len(gathered["artifacts"]) == 1 and "| data test |" in str(gathered["artifacts"][0].data)
+
+
+def test_prefect_yaml_deployments_register_and_the_no_overlap_limits_hold(prefect_harness: str) -> None:
+    """The deployments as the server stores them, the limits `outreach serve` creates, and the run slot."""
+    from prefect.client.orchestration import get_client
+    from prefect.concurrency.sync import concurrency
+
+    from flows.deployments import build_deployments, ensure_concurrency_limits, load_prefect_yaml
+    from flows.run_lock import SYNC_LIMIT, exclusive_sync_run
+    from flows.writer_lock import WRITER_TAG
+
+    config = load_prefect_yaml(Path(__file__).resolve().parents[1] / "prefect.yaml")
+    ids = {d.name: d.apply() for d in build_deployments(config)}
+    ensure_concurrency_limits(config)
+    try:
+        with get_client(sync_client=True) as client:
+            quick, full = client.read_deployment(ids["quick"]), client.read_deployment(ids["full"])
+            assert [s.schedule.cron for s in quick.schedules] == ["*/15 * * * *"]
+            assert [s.schedule.cron for s in full.schedules] == ["0 2 * * *"]
+            assert quick.global_concurrency_limit.limit == 1 and full.global_concurrency_limit.limit == 1
+            assert quick.concurrency_options.collision_strategy.value == "CANCEL_NEW"
+            assert quick.parameters["mode"] == "quick" and full.parameters["mode"] == "full"
+            assert client.read_global_concurrency_limit_by_name(SYNC_LIMIT).limit == 1
+            assert client.read_concurrency_limit_by_tag(WRITER_TAG).concurrency_limit == 1
+        with exclusive_sync_run() as held:
+            assert held
+            with pytest.raises(TimeoutError):  # a second run cannot get in while the first holds the slot
+                with concurrency(SYNC_LIMIT, occupy=1, timeout_seconds=1, strict=True):
+                    pass
+    finally:
+        with get_client(sync_client=True) as client:
+            client.delete_global_concurrency_limit_by_name(SYNC_LIMIT)
+            client.delete_concurrency_limit_by_tag(WRITER_TAG)
+            for deployment_id in ids.values():
+                client.delete_deployment(deployment_id)

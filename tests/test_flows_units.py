@@ -166,6 +166,21 @@ def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
 # --- retries ------------------------------------------------------------------------------------
 
 
+def _wrapped_terminal() -> BaseException:
+    """What the pipeline raises when dlt's load hits a terminal error: a plain OutreachError from it."""
+    from dlt.destinations.exceptions import DatabaseTerminalException
+
+    from pipelines.errors import OutreachError
+
+    try:
+        try:
+            raise DatabaseTerminalException(ValueError("Binder Error"))
+        except DatabaseTerminalException as inner:
+            raise OutreachError("loading workspace w failed: fix the cause and rerun") from inner
+    except OutreachError as outer:
+        return outer
+
+
 @pytest.mark.parametrize(
     ("exc", "retry"),
     [
@@ -175,6 +190,7 @@ def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
         (ApiUnavailableError("503 after retries"), True),
         (httpx.ConnectError("connection refused"), True),
         (TimeoutError("read timed out"), True),
+        (_wrapped_terminal(), False),
     ],
 )
 def test_retry_condition(exc: BaseException, retry: bool) -> None:

@@ -14,7 +14,7 @@ import pytest
 from models.connect import bi_path_for
 from models.docs import load_docs
 from models.graph import MODELS_DIR, load_models
-from models.runner import DataTestFailure, ModelBuildError, WarehouseError, build
+from models.runner import DataTestFailure, ModelBuildError, PublishError, WarehouseError, build, publish_bi
 from models.synthetic import make_raw_warehouse
 
 OUTREACH = Path(sys.executable).with_name("outreach")
@@ -199,4 +199,24 @@ def test_report_renders_summary_and_markdown(built: Path) -> None:
     md = report.to_markdown()
     assert "| campaign_performance | table | 8 |" in md and "| funnel_adds_up | 0 | pass |" in md
     assert "BI file: not published" in report.summary()
-    assert os.path.getsize(built) > 0
+    # publishing on its own (what a caller does after build(publish=False)) replaces the file
+    bi = bi_path_for(built)
+    inode = bi.stat().st_ino
+    assert publish_bi(built) == bi and bi.stat().st_ino != inode
+    assert not list(built.parent.glob(".w_bi.duckdb.*")), "no temporary file left behind"
+    with pytest.raises(WarehouseError, match="does not exist"):
+        publish_bi(built.parent / "missing.duckdb")
+
+
+def test_publish_failure_is_a_model_error_and_keeps_old_bi_file(tmp_path: Path) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=600)
+    build(path)
+    bi = bi_path_for(path)
+    inode = bi.stat().st_ino
+    # occupy the temporary file's name with a directory, so writing the new BI file fails
+    blocker = bi.with_name(f".{bi.name}.{os.getpid()}.tmp")
+    blocker.mkdir()
+    (blocker / "x").write_text("")
+    with pytest.raises(PublishError, match="previous BI file is untouched"):
+        build(path)
+    assert bi.stat().st_ino == inode

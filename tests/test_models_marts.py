@@ -21,6 +21,9 @@ POSITIVE = {"interested", "meeting_booked", "meeting_request", "positive"}
 
 
 def _read(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
+    # three-part names: in `outreach.duckdb` the name `outreach.x` is ambiguous (catalog or schema)
+    catalog = con.execute("select current_database()").fetchall()[0][0]
+    sql = sql.replace("outreach.", f'"{catalog}".outreach.').replace("reporting.", f'"{catalog}".reporting.')
     return con.execute(sql).df()
 
 
@@ -282,7 +285,8 @@ def check_marts(warehouse: Path) -> None:
 
 @pytest.fixture(scope="module")
 def synthetic_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = make_raw_warehouse(tmp_path_factory.mktemp("syn") / "w.duckdb", recipients=4000, seed=11)
+    # named like the default warehouse: its catalog `outreach` clashes with the schema `outreach`
+    path = make_raw_warehouse(tmp_path_factory.mktemp("syn") / "outreach.duckdb", recipients=4000, seed=11)
     build(path)
     return path
 

@@ -103,7 +103,7 @@ def test_models_on_synced_sandbox_with_reader_holding_bi_file(
 ) -> None:
     sandbox = make_sandbox(scale="small", rate_limit=0)
     keys = _read_keys(sandbox)
-    warehouse = tmp_path / "w.duckdb"
+    warehouse = tmp_path / "outreach.duckdb"  # the default name: catalog and raw schema are both `outreach`
 
     _sync(sandbox, keys, warehouse, "full", tmp_path)
     report = build(warehouse)

@@ -78,6 +78,8 @@ def test_campaign_statuses_and_order(rw: httpx.Client) -> None:
     page2 = rw.get("/campaigns", params={"per_page": 3, "page": 2}).json()
     assert page2["meta"] == {"current_page": 2, "last_page": -(-body["meta"]["total"] // 3), "total": body["meta"]["total"]}
     assert [c["id"] for c in page2["data"]] == [c["id"] for c in items[3:6]]
+    beyond = rw.get("/campaigns", params={"page": 99}).json()
+    assert beyond["data"] == [] and beyond["meta"]["current_page"] == 99
 
 
 def test_recipient_paging_stable_and_status_sums(rw: httpx.Client) -> None:
@@ -223,3 +225,31 @@ def test_recipient_page_is_fast(small: Any) -> None:
             orjson.dumps(views.recipients_page(camp, rows, rt.state.directory))
         best = min(best, (time.perf_counter() - start) / 10)
     assert best < 0.005
+
+
+def test_every_send_is_inside_its_send_window(rw: httpx.Client) -> None:
+    """Seeded history respects each campaign's local send days and window (first emails and follow-ups)."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    days = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+    checked = 0
+    for camp in rw.get("/campaigns", params={"per_page": 100}).json()["data"]:
+        w = camp["send_window"]
+        rows = rw.get(f"/campaigns/{camp['id']}/leads", params={"per_page": 200}).json()["data"]
+        for r in rows:
+            if not r["last_sent_at"]:
+                continue
+            local = datetime.fromisoformat(r["last_sent_at"].replace("Z", "+00:00")).astimezone(ZoneInfo(w["timezone"]))
+            assert days[local.weekday()] in w["days"], (camp["name"], r["last_sent_at"])
+            in_window = w["start"] <= local.strftime("%H:%M") <= w["end"]
+            assert in_window or _near_dst(local), (camp["name"], r["last_sent_at"], w)
+            checked += 1
+    assert checked > 100
+
+
+def _near_dst(local: Any) -> bool:
+    """A follow-up scheduled across a DST change keeps its UTC spacing: up to an hour outside the window."""
+    from datetime import timedelta
+
+    return local.utcoffset() != (local - timedelta(days=14)).utcoffset() or local.utcoffset() != (local + timedelta(days=14)).utcoffset()

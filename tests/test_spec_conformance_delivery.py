@@ -77,13 +77,13 @@ def receiver() -> Iterator[Receiver]:
     thread.join(timeout=5)
 
 
-def _start_sending_campaign(rw: Any) -> str:
-    """Create, fill and launch a campaign that sends all day, every day, so replies follow."""
+def _start_sending_campaign(rw: Any, size: int = 200, name: str = "Delivery check") -> str:
+    """Create, fill and launch a campaign without follow-ups that sends all day, every day."""
     mailboxes = [m["id"] for m in ok_data(rw.get("/email-accounts", params={"active": "true"}))]
     campaign = ok_data(rw.post("/campaigns", json=valid_campaign_body(
-        name="Delivery check", timezone="UTC", send_days=list(DAYS), send_window_start="00:00",
-        send_window_end="23:59", delay_between_emails=60, email_account_ids=mailboxes)), 201)
-    people = ok_data(rw.post("/search/people/import", json={"list_name": "Delivery list", "total": 200}), 201)
+        name=name, timezone="UTC", send_days=list(DAYS), send_window_start="00:00", send_window_end="23:59",
+        delay_between_emails=60, follow_up_enabled=False, email_account_ids=mailboxes)), 201)
+    people = ok_data(rw.post("/search/people/import", json={"list_name": f"{name} list", "total": size}), 201)
     assert ok_data(rw.post(f"/campaigns/{campaign['id']}/leads", json={"list_id": people["list_id"]}))["added"] > 0
     assert ok_data(rw.post(f"/campaigns/{campaign['id']}/launch"))["status"] == "active"
     return str(campaign["id"])
@@ -127,9 +127,14 @@ def test_webhook_delivery(make_sandbox: Callable[..., Any], receiver: Receiver, 
             sub = rw.post("/hooks", json={"target_url": f"http://127.0.0.1:{receiver.port}{path}", "event": event})
             assert sub.status_code in (200, 201), f"subscribe to a loopback http target: {sub.text[:200]}"
             subs[path] = sub.json()["id"]
+        done_path = "/hooks/completed"
+        sub = rw.post("/hooks", json={"target_url": f"http://127.0.0.1:{receiver.port}{done_path}",
+                                      "event": "campaign.completed"})
+        assert sub.status_code in (200, 201), sub.text[:200]
+        short_id = _start_sending_campaign(rw, size=3, name="Short campaign")  # first: imports dedupe people
         _start_sending_campaign(rw)
-        _advance_until(sb, lambda: bool(receiver.on(ok_path)), step_seconds=6 * 3600, max_steps=120,
-                       wall_seconds=20)
+        _advance_until(sb, lambda: bool(receiver.on(ok_path)) and bool(receiver.on(done_path)),
+                       step_seconds=6 * 3600, max_steps=120, wall_seconds=20)
         # Retry timing is not shown (the sandbox README: 0.5/1/2 s of wall time), so wait in wall time.
         deadline = time.monotonic() + 20
         while len(receiver.on(fail_path)) < 15 and time.monotonic() < deadline:
@@ -142,6 +147,15 @@ def test_webhook_delivery(make_sandbox: Callable[..., Any], receiver: Receiver, 
             for delivery in replied:
                 _check_headers_and_signature(delivery, secret, "lead.replied")
             _check_replied_payload(rw, json.loads(replied[0].raw))
+
+        with subtests.test(msg="campaign.completed fires when a campaign finishes sending"):
+            assert ok_data(rw.get(f"/campaigns/{short_id}"))["status"] == "completed", "3 recipients, no follow-ups"
+            completed = receiver.on(done_path)
+            assert completed, "no campaign.completed delivery"
+            for delivery in completed:
+                _check_headers_and_signature(delivery, secret, "campaign.completed")
+                assert json.loads(delivery.raw)["event"] == "campaign.completed"
+                assert has_numeric_utc_offset(json.loads(delivery.raw)["created_at"])
 
         failing = receiver.on(fail_path)
         with subtests.test(msg="failed deliveries are retried"):

@@ -20,6 +20,7 @@ from test_spec_conformance_support import (
     REPLY_SHAPE,
     Keys,
     advance,
+    all_pages,
     api,
     assert_shape,
     body_of,
@@ -316,3 +317,28 @@ def test_subscribe_and_unsubscribe_are_not_wrapped(rw: httpx.Client) -> None:
         dbody = body_of(deleted)
         assert "data" not in dbody and is_str(dbody.get("message")), "part 4: DELETE /hooks/{id} -> {message}"
         assert rw.delete(f"/hooks/{body['id']}").status_code == 404, "a deleted subscription is gone"
+
+
+def test_per_company_and_list_filters_reach_the_recipients(rw: httpx.Client) -> None:
+    """per_company caps people per company; company/job_title filters apply with list_id ('containing the text')."""
+    people = ok_data(rw.post("/search/people/import", json={"list_name": "One per company", "total": 20,
+                                                            "per_company": 1}), 201)
+    assert 0 < people["imported"] <= 20
+    cid = ok_data(rw.post("/campaigns", json=valid_campaign_body(name="Per company")), 201)["id"]
+    added = ok_data(rw.post(f"/campaigns/{cid}/leads", json={"list_id": people["list_id"]}))
+    recipients = [r for page in all_pages(rw, f"/campaigns/{cid}/leads", 200) for r in page]
+    assert len(recipients) == added["added"] > 0
+    companies = [r["company"] for r in recipients]
+    assert len(set(companies)) == len(companies), "per_company=1: at most one person per company"
+
+    wide = ok_data(rw.post("/search/people/import", json={"list_name": "Wide", "total": 60}), 201)
+    unfiltered = ok_data(rw.post("/campaigns", json=valid_campaign_body(name="Unfiltered")), 201)["id"]
+    ok_data(rw.post(f"/campaigns/{unfiltered}/leads", json={"list_id": wide["list_id"]}))
+    everyone = [r for page in all_pages(rw, f"/campaigns/{unfiltered}/leads", 200) for r in page]
+    text = everyone[0]["company"][1:5].upper()
+    expected = sum(text.lower() in r["company"].lower() for r in everyone)
+    target = ok_data(rw.post("/campaigns", json=valid_campaign_body(name="Filtered")), 201)["id"]
+    filtered = ok_data(rw.post(f"/campaigns/{target}/leads", json={"list_id": wide["list_id"], "company": text}))
+    got = [r for page in all_pages(rw, f"/campaigns/{target}/leads", 200) for r in page]
+    assert len(got) == filtered["added"] == expected >= 1, "company: case-insensitive 'contains' filter on the list"
+    assert all(text.lower() in r["company"].lower() for r in got)

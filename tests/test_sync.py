@@ -34,7 +34,7 @@ def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
         mode=mode,
         api_keys=keys,
         base_url=sb.base_url,
-        duckdb_path=tmp / "w.duckdb",
+        duckdb_path=tmp / "outreach.duckdb",
         pipelines_dir=tmp / "pipelines",
         spool_dir=tmp / "no-spool",
         progress=False,
@@ -49,7 +49,7 @@ def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
     sb = make_sandbox(scale="small", rate_limit=0)
     keys = admin_keys(sb)
     assert len(keys) >= 2
-    db = tmp_path / "w.duckdb"
+    db = tmp_path / "outreach.duckdb"
 
     full = _sync(sb, tmp_path, "full", keys)
     truths = [api_truth(sb.base_url, k) for k in keys]
@@ -94,29 +94,33 @@ def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
 
 
 def test_read_only_keys_under_faults_equal_the_api(make_sandbox: Any, tmp_path: Path) -> None:
-    sb = make_sandbox(scale="small", rate_limit=0)
+    sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb, level="read")
     sb.set_faults(error_rate=0.10, statuses=[500, 502, 503, 429], timeout_rate=0.02, truncate_rate=0.03, hang_ms=1500, seed=3)
     report = _sync(sb, tmp_path, "full", keys, request_timeout=0.75)
     sb.set_faults()
     assert sum(w.retries for w in report.workspaces) > 0
     for key in keys:
-        assert_warehouse_equals_api(tmp_path / "w.duckdb", api_truth(sb.base_url, key))
-    assert_no_duplicates(tmp_path / "w.duckdb")
+        assert_warehouse_equals_api(tmp_path / "outreach.duckdb", api_truth(sb.base_url, key))
+    assert_no_duplicates(tmp_path / "outreach.duckdb")
 
 
-def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(shared_small_sandbox: Any, tmp_path: Path) -> None:
-    sb = shared_small_sandbox
+def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)
-    db = tmp_path / "w.duckdb"
-    first = _sync(sb, tmp_path, "full", keys, reply_body_cap=40)
+    db = tmp_path / "outreach.duckdb"
+    cap = 15
+    first = _sync(sb, tmp_path, "full", keys, reply_body_cap=cap)
+    totals = {}
     for ws in first.workspaces:
         n = query(db, "select count(*), count(body) from outreach.replies where workspace_id = ?", ws.workspace_id)[0]
-        assert n[1] == min(40, n[0]) and ws.bodies_deferred == n[0] - n[1]
+        totals[ws.workspace_id] = n[0]
+        assert n[0] > cap and n[1] == cap and ws.bodies_deferred == n[0] - cap and ws.bodies_fetched == cap
     stored = dict(query(db, "select id, body from outreach.replies where body is not null"))
     # a full re-read (list items have no body) keeps every stored body; deferred ones get fetched next
-    second = _sync(sb, tmp_path, "full", keys, reply_body_cap=40)
-    assert all(ws.bodies_fetched == min(40, ws.bodies_deferred + 40) or ws.bodies_fetched <= 40 for ws in second.workspaces)
+    second = _sync(sb, tmp_path, "full", keys, reply_body_cap=cap)
+    for ws in second.workspaces:
+        assert ws.bodies_fetched == min(cap, totals[ws.workspace_id] - cap)
     after = dict(query(db, "select id, body from outreach.replies where body is not null"))
     assert all(after[rid] == body for rid, body in stored.items())
     assert len(after) == len(stored) + sum(ws.bodies_fetched for ws in second.workspaces)
@@ -125,7 +129,9 @@ def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(shared_small_sandbox
     ws_a = first.workspaces[0].workspace_id
     import duckdb
 
-    con = duckdb.connect(str(db))
+    con = duckdb.connect()
+    con.execute(f"attach '{db}' as wh")
+    con.execute("use wh")
     con.execute(
         "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) values ('gone-1', ?, 'c-gone', 'sent')",
         [ws_a],

@@ -22,7 +22,7 @@ def _start(sb: Any, keys: list[str], tmp: Path, rate: int) -> subprocess.Popen[b
         SOURCES__OUTREACH__REPLY_BODY_CAP="100000",
         SOURCES__OUTREACH__WORKERS="2",
     )
-    args = [sys.executable, "-m", "pipelines", "--mode", "full", "--base-url", sb.base_url, "--duckdb", str(tmp / "w.duckdb"),
+    args = [sys.executable, "-m", "pipelines", "--mode", "full", "--base-url", sb.base_url, "--duckdb", str(tmp / "outreach.duckdb"),
             "--pipelines-dir", str(tmp / "pipelines"), "--spool", str(tmp / "no-spool"), "--no-progress"]
     for key in keys:
         args += ["--api-key", key]
@@ -52,9 +52,9 @@ def _extracting(tmp: Path) -> bool:
 
 
 def _rerun_and_check(sb: Any, keys: list[str], tmp: Path) -> None:
-    run_sync(mode="full", api_keys=keys, base_url=sb.base_url, duckdb_path=tmp / "w.duckdb", pipelines_dir=tmp / "pipelines",
+    run_sync(mode="full", api_keys=keys, base_url=sb.base_url, duckdb_path=tmp / "outreach.duckdb", pipelines_dir=tmp / "pipelines",
              spool_dir=tmp / "no-spool", progress=False, rate_limit_per_minute=0, reply_body_cap=100_000)
-    db = tmp / "w.duckdb"
+    db = tmp / "outreach.duckdb"
     for key in keys:
         assert_warehouse_equals_api(db, api_truth(sb.base_url, key))
     assert_no_duplicates(db)

@@ -78,7 +78,10 @@ def api_truth(base_url: str, key: str, *, with_bodies: bool = True) -> dict[str,
 
 
 def query(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
+    """Read the warehouse; attached under an alias so a file named outreach.duckdb is unambiguous."""
+    con = duckdb.connect()
+    con.execute(f"attach '{db}' as wh (read_only)")
+    con.execute("use wh")
     try:
         return con.execute(sql, list(params)).fetchall()
     finally:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import numpy as np
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from .. import views
+from .. import views, vocab
 from ..deps import writer
 from ..errors import JSON, ApiError, invalid
 from ..model import Campaign, Recipients, Workspace, new_uuid
@@ -22,20 +23,14 @@ COOLING_DAYS = 30
 LEAD_FILTERS = ("company", "industry", "job_title", "location")
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    return await read_json(request)
-
-
 @router.post("")
 async def create_campaign(request: Request) -> Response:
     rt, _, ws = writer(request)
-    body = await _body(request)
+    body = await read_json(request)
     errors = check_campaign_body(body, create=True, mailbox_ids=set(ws.mailbox_by_id))
     if errors:
         raise invalid(errors)
     v = {**DEFAULTS, **{k: body[k] for k in DEFAULTS if k in body and body[k] is not None}}
-    import uuid
-
     c = Campaign(
         id=new_uuid(rt.state.rng_ids),
         workspace_id=ws.id,
@@ -69,7 +64,7 @@ async def create_campaign(request: Request) -> Response:
 async def update_campaign(campaign_id: str, request: Request) -> Response:
     rt, _, ws = writer(request)
     c = find_campaign(ws, campaign_id)
-    body = await _body(request)
+    body = await read_json(request)
     if c.status == "completed":
         raise invalid({"status": ["A completed campaign cannot be changed; create a new campaign instead."]})
     merged_window = {
@@ -175,7 +170,7 @@ async def resume(campaign_id: str, request: Request) -> Response:
 async def add_leads(campaign_id: str, request: Request) -> Response:
     rt, _, ws = writer(request)
     c = find_campaign(ws, campaign_id)
-    body = await _body(request)
+    body = await read_json(request)
     persons = _source_people(rt, ws, c, body)
     with rt.state.lock:
         persons = np.unique(persons)  # the same person twice in one request is one recipient
@@ -238,8 +233,6 @@ def _source_people(rt: Any, ws: Workspace, c: Campaign, body: dict[str, Any]) ->
 
 
 def _filter_people(d: Any, people: np.ndarray, filters: dict[str, Any]) -> np.ndarray:
-    from .. import vocab
-
     def _any(values: Any, haystack: list[str]) -> np.ndarray:
         values = [values] if isinstance(values, str) else values
         return np.array([any(v.lower() in h.lower() for v in values) for h in haystack], dtype=bool)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import orjson
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -21,8 +23,6 @@ async def read_json(request: Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        import orjson
-
         body = orjson.loads(raw)
     except ValueError as exc:
         raise invalid({"body": ["The body must be a JSON object."]}) from exc

@@ -5,9 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from ..deps import caller, raise_if
-from ..errors import JSON
+from ..deps import caller, raise_if, writer
+from ..errors import JSON, invalid, not_found
+from ..model import Hook, new_uuid
 from ..timeutil import iso_offset
+from ..webhooks import target_problem
+from .control import read_json
 
 router = APIRouter(prefix="/hooks", tags=["hooks"])
 
@@ -51,12 +54,6 @@ async def sample(request: Request) -> Response:
 
 @router.post("")
 async def subscribe(request: Request) -> Response:
-    from ..deps import writer
-    from ..errors import invalid
-    from ..model import Hook, new_uuid
-    from ..webhooks import target_problem
-    from .control import read_json
-
     rt, _, ws = writer(request)
     body = await read_json(request)
     errors: dict[str, list[str]] = {}
@@ -81,9 +78,6 @@ async def subscribe(request: Request) -> Response:
 
 @router.delete("/{hook_id}")
 async def unsubscribe(hook_id: str, request: Request) -> Response:
-    from ..deps import writer
-    from ..errors import not_found
-
     rt, _, ws = writer(request)
     with rt.state.lock:
         if hook_id not in ws.hooks:
