@@ -103,9 +103,17 @@ def summary_text(bi_path: Path) -> str:
     return str(demo_summary(bi_path))
 
 
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def next_steps(warehouse: Path) -> str:
     """How to query the result and how to point the pipeline at a real API key."""
-    bi = stages.bi_path_for(warehouse)
+    bi = _shown(stages.bi_path_for(warehouse))
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",

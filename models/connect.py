@@ -61,6 +61,15 @@ def open_warehouse(path: Path, *, read_only: bool = False, memory_limit: str | N
             f"cannot open warehouse {path}: {str(exc).splitlines()[0]} "
             "(another process holds it for writing; retry when the sync finishes)"
         ) from exc
+    except duckdb.Error as exc:
+        con.close()
+        reason = str(exc).splitlines()[0]
+        if "already attached" in reason:
+            raise WarehouseError(
+                f"cannot open warehouse {path}: this process already has it open ({reason}); "
+                "close that connection (duckdb.connect) before building the models"
+            ) from exc
+        raise WarehouseError(f"cannot open warehouse {path}: {reason}") from exc
     except BaseException:
         con.close()
         raise

@@ -19,7 +19,6 @@ from typing import Any
 
 import dlt
 from dlt.extract.resource import DltResource
-from dlt.extract.source import DltSource
 
 from pipelines import settings as S
 from pipelines.client import OutreachClient

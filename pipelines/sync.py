@@ -20,7 +20,6 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -459,15 +458,3 @@ def _preload_libraries() -> None:
         from dlt.common.libs import pandas as _dlt_pandas  # noqa: F401
     except ImportError:  # pragma: no cover
         pass
-
-
-@contextlib.contextmanager
-def quiet_dlt() -> Iterator[None]:
-    """Keep dlt's INFO chatter out of the CLI output."""
-    logger = logging.getLogger("dlt")
-    level = logger.level
-    logger.setLevel(max(level, logging.WARNING))
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

@@ -190,6 +190,24 @@ def test_warehouse_errors_name_cause_and_fix(tmp_path: Path) -> None:
     duckdb.connect(str(empty)).close()
     with pytest.raises(WarehouseError, match="no `outreach` tables"):
         build(empty)
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    held = duckdb.connect(str(path))
+    try:
+        with pytest.raises(WarehouseError, match="this process already has it open"):
+            build(path)
+    finally:
+        held.close()
+    # another process writing (a sync) holds the lock: a clear error, not a hang
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
+         "sys.stdin.readline()", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ok"
+        with pytest.raises(WarehouseError, match="retry when the sync finishes"):
+            build(path)
+    finally:
+        writer.kill()
+        writer.wait()
 
 
 def test_report_renders_summary_and_markdown(built: Path) -> None:

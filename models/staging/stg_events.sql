@@ -17,10 +17,16 @@ source as (
     union all by name
     select * from outreach.events
 ),
+campaign_workspaces as (
+    select campaign_id, any_value(workspace_id) as campaign_workspace_id
+    from reporting.stg_campaign_history
+    group by campaign_id
+),
 renamed as (
     select
         event_id,
-        workspace_id,
+        -- null when the receiver's secret is not tied to a workspace: take the campaign's
+        coalesce(source.workspace_id, campaign_workspaces.campaign_workspace_id) as workspace_id,
         campaign_id,
         lead_id,
         event as event_key,
@@ -29,5 +35,6 @@ renamed as (
         created_at,
         received_at,
     from source
+    left join campaign_workspaces using (campaign_id)
 )
 select * from renamed
