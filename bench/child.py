@@ -57,6 +57,17 @@ def _sum_rows(report: Any) -> dict[str, int]:
     return totals
 
 
+def _describe(exc: BaseException) -> str:
+    """One line: the exception and, for wrapped ones (dlt's PipelineStepFailed), its root cause."""
+    root = exc
+    while (root.__cause__ or root.__context__) is not None:
+        root = root.__cause__ or root.__context__  # type: ignore[assignment]
+    text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    if root is not exc:
+        text += f" | root cause {type(root).__name__}: {(str(root).strip().splitlines() or [''])[0]}"
+    return text[:400]
+
+
 def run_ours(job: dict[str, Any]) -> tuple[dict[str, int], Any]:
     from pipelines.sync import run_sync
 
@@ -100,7 +111,7 @@ def main() -> int:
             out["report"] = _plain(report)
     except BaseException as exc:  # noqa: BLE001 - the parent reports any failure as data
         out["ok"] = False
-        out["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        out["error"] = _describe(exc)
         traceback.print_exc(file=sys.stderr)
     out["wall_s"] = round(time.perf_counter() - started, 3)
     out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

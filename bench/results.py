@@ -134,7 +134,28 @@ def render_markdown(data: dict[str, Any]) -> str:
     ]
     if errors:
         out += ["", "Failures (as measured):", *errors]
-    other = data.get("other") or {}
+    other = dict(data.get("other") or {})
+    speed = other.pop("local_speed/-", None)
+    if speed and speed.get("result"):
+        res = speed["result"]
+        out += [
+            "",
+            f"## Local speed: recipients through dlt extract, normalize, load into DuckDB, merge on id ({speed['date']})",
+            "",
+            f"Fastest path keeping every row exactly once: `{res.get('fastest')}`, "
+            f"{_x(res.get('speedup_vs_default'))} dlt's default path in rows/s. Extract includes building the rows.",
+            "",
+            "| path | rows | extract s | normalize s | load s | total s | rows/s | peak MB |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for p in res.get("paths") or []:
+            if "error" in p:
+                out.append(f"| {p['path']} | {p['rows']} | failed: {p['error']} | | | | | |")
+                continue
+            out.append(
+                f"| {p['path']} | {p['rows']} | {p['extract_s']} | {p['normalize_s']} | {p['load_s']} "
+                f"| {p['total_s']} | {p['rows_per_s']} | {p['peak_mb']:.0f} |"
+            )
     if other:
         out += ["", "## Other benchmarks (one JSON line each, as printed)", ""]
         for key, rec in sorted(other.items()):

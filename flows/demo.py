@@ -155,8 +155,11 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     prepare_warehouse(warehouse)
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {warehouse}")
     sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT)
+    from prefect.settings import PREFECT_API_URL
+
+    temporary = not PREFECT_API_URL.value()
     with prefect_api() as api_url:
-        _say(f"Prefect API: {api_url}")
+        _say(f"Prefect API: {api_url}" + (" (a temporary local server, stopped at the end)" if temporary else ""))
         sandbox.start()
         try:
             _say(f"sandbox listening on {sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")

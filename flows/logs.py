@@ -28,7 +28,7 @@ def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> Non
         for handler in handlers:
             if handler not in logger.handlers:
                 logger.addHandler(handler)
-        if logger.level == logging.NOTSET or logger.level > logging.INFO:
-            # dlt defaults to WARNING through .dlt/config.toml; INFO from our own code is useful in runs.
-            if name != "dlt":
-                logger.setLevel(logging.INFO)
+        if logger.level == logging.NOTSET and name != "dlt":
+            # Our own INFO lines (workspace loaded, models built) belong in the run log; dlt keeps
+            # the level .dlt/config.toml gives it ([runtime] log_level).
+            logger.setLevel(logging.INFO)

@@ -84,8 +84,16 @@ def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State
 
 
 def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
-    """The same error type, its message prefixed with the workspace's key reference."""
-    message = f"workspace {key_ref}: {exc}"
+    """The same error type, its message naming the workspace's key reference (and where the key lives)."""
+    ref = parse_key_ref(key_ref)
+    message = f"workspace {ref}: {exc}"
+    if isinstance(exc, (AuthError, ForbiddenError)):
+        where = {
+            "secret": f"the key comes from Prefect Secret block {ref.name!r}: update that block",
+            "env": f"the key comes from environment variable {ref.name}",
+            "config": f"the key is number {ref.name} (from 0) of the keys in dlt config",
+        }[ref.scheme]
+        message += f" ({where})"
     try:
         return type(exc)(message)
     except TypeError:

@@ -100,10 +100,20 @@ def duckdb_memory_config() -> dict[str, Any]:
     return {"memory_limit": str(limit), "preserve_insertion_order": False}
 
 
+def _bounded_files() -> None:
+    """Rotate extract/normalize files every 100,000 rows (unless configured): normalize and load then
+    handle one bounded file at a time instead of a whole workspace's recipients at once."""
+    import os
+
+    for stage in ("EXTRACT", "NORMALIZE"):
+        os.environ.setdefault(f"{stage}__DATA_WRITER__FILE_MAX_ITEMS", str(S.FILE_MAX_ROWS))
+
+
 def make_pipeline(name: str, duckdb_path: str | Path | None, pipelines_dir: str | None) -> Any:
     """The dlt pipeline of one workspace (or of the events), writing to dataset `outreach`."""
     import dlt
 
+    _bounded_files()
     return dlt.pipeline(
         pipeline_name=name,
         destination=make_destination(duckdb_path, name.removeprefix(S.PIPELINE_PREFIX)),
