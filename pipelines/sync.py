@@ -35,6 +35,22 @@ from pipelines.report import SyncReport, WorkspaceReport
 
 log = logging.getLogger(__name__)
 
+
+class _HandledDltWarnings(logging.Filter):
+    """Drop two dlt warnings about situations this package handles on purpose."""
+
+    HANDLED = (
+        "is identical to the dataset name",  # three-part names: see pipelines/duckdb_destination.py
+        "when merging arrow schema with dlt schema",  # recipients' explicit arrow types vs column hints
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(text in message for text in self.HANDLED)
+
+
+logging.getLogger("dlt").addFilter(_HandledDltWarnings())
+
 __all__ = [
     "Extracted",
     "SyncReport",
@@ -208,6 +224,7 @@ def extract_workspace(
         workers=workers,
         pipelines_dir=pipelines_dir,
     )
+    _preload_libraries()
     progress = progress or WorkspaceProgress(label="workspace")
     lock = warehouse_lock if warehouse_lock is not None else _nullcontext()
     client = OutreachClient(
