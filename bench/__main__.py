@@ -27,10 +27,10 @@ LOCAL_SPEED = "local_speed"
 ALL = [*SCENARIOS, LOCAL_SPEED, *SCRIPTS]
 # Rough first-run guesses in seconds (sandbox starts, setup syncs, snapshots, both sides), by scale.
 GUESS_S = {
-    "tiny": {"full": 30, "incremental": 45, "idle": 45, "faults": 40, "paced": 60},
-    "small": {"full": 60, "incremental": 90, "idle": 90, "faults": 90, "paced": 400},
-    "medium": {"full": 300, "incremental": 500, "idle": 450, "faults": 400, "paced": 1800},
-    "large": {"full": 2400, "incremental": 3600, "idle": 3400, "faults": 3000, "paced": 12000},
+    "tiny": {"full": 30, "incremental": 45, "idle": 45, "faults": 40, "paced": 60, "paced_incremental": 60},
+    "small": {"full": 60, "incremental": 90, "idle": 90, "faults": 90, "paced": 400, "paced_incremental": 400},
+    "medium": {"full": 300, "incremental": 500, "idle": 450, "faults": 400, "paced": 1800, "paced_incremental": 900},
+    "large": {"full": 2400, "incremental": 3600, "idle": 3400, "faults": 3000, "paced": 12000, "paced_incremental": 6000},
 }
 GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60}
 

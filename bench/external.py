@@ -24,15 +24,19 @@ SCRIPTS = {
 TIMEOUT_S = 45 * 60
 
 
-def _last_json(text: str) -> Optional[Any]:
-    for line in reversed(text.splitlines()):
+def _json_lines(text: str) -> Optional[Any]:
+    """The script's JSON line, or the list of them when it prints one per case."""
+    found = []
+    for line in text.splitlines():
         line = line.strip()
         if line.startswith("{"):
             try:
-                return json.loads(line)
+                found.append(json.loads(line))
             except ValueError:
                 continue
-    return None
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found
 
 
 def run_external(name: str) -> dict[str, Any]:
@@ -52,7 +56,9 @@ def run_external(name: str) -> dict[str, Any]:
         check=False,
     )
     record["wall_s"] = round(time.perf_counter() - started, 1)
-    result = _last_json(proc.stdout)
+    result = _json_lines(proc.stdout)
+    if result is None and proc.returncode == 0 and proc.stdout.strip():
+        result = {"line": proc.stdout.strip().splitlines()[-1][:500]}  # a script that prints text, not JSON
     record["ok"] = proc.returncode == 0 and result is not None
     record["result"] = result
     if not record["ok"]:

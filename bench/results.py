@@ -99,11 +99,11 @@ def render_markdown(data: dict[str, Any]) -> str:
             "| "
             + " | ".join(
                 [
-                    rec["scenario"] + ("" if rec.get("ours_ok", True) else " (ours FAILED)"),
+                    rec["scenario"] + (" (ours FAILED)" if rec.get("ours_ok") is False else ""),
                     rec["scale"],
                     _fmt(rec.get("rate_limit_per_minute") or "off"),
                     _fmt(rec["ours_requests"]),
-                    _fmt(rec["baseline_requests"]) + ("" if rec.get("baseline_ok", True) else " (failed)"),
+                    _fmt(rec["baseline_requests"]) + (" (failed)" if rec.get("baseline_ok") is False else ""),
                     _x(rec.get("requests_ratio_baseline_to_ours")),
                     _fmt(rec["bound_requests"]),
                     _x(rec.get("ours_to_bound_requests")),

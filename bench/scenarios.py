@@ -61,6 +61,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("idle", "quick sync with no change, no rate limit", "quick", True, 0),
         Scenario("faults", "first full sync with 10% injected faults, no rate limit", "full", faults=FAULTS),
         Scenario("paced", "first full sync at 120/min with 200 ms added latency", "full", rate_limit=120, latency_ms=200),
+        Scenario("paced_incremental", "incremental at 120/min with 200 ms added latency", "quick", True, 3600, 120, 200),
     )
 }
 
