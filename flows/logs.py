@@ -21,6 +21,9 @@ def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> Non
     wanted = set(os.environ.get("PREFECT_LOGGING_EXTRA_LOGGERS", "").replace(" ", "").split(","))
     wanted.discard("")
     os.environ["PREFECT_LOGGING_EXTRA_LOGGERS"] = ",".join(sorted(wanted | set(names)))
+    # The same loggers also run outside flows (`outreach sync`, tests): there they log to the console
+    # only, without Prefect's "no flow run id" warning on every line.
+    os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
     handlers = logging.getLogger("prefect.extra").handlers
     for name in names:

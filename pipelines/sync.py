@@ -293,7 +293,7 @@ def extract_workspace(
         workspace_name=str(workspace.get("name") or ""),
         pipeline_name=pipeline.pipeline_name,
         mode=mode,
-        rows=dict(progress.row_counts),
+        rows=_normalized_rows(pipeline) or dict(progress.row_counts),
         requests=stats["requests"],
         rate_limited=stats["rate_limited"],
         retries=stats["retries"],
@@ -305,9 +305,16 @@ def extract_workspace(
         campaigns_total=len(campaigns),
         stage_seconds={"extract": round(t_extract, 3), "normalize": round(t_normalize, 3)},
     )
-    report.rows.update({"workspaces": 1, "campaigns": len(campaigns)})
     progress.set_stage("extracted")
     return Extracted(pipeline=pipeline, report=report, synced_at=synced_at, progress=progress)
+
+
+def _normalized_rows(pipeline: Any) -> dict[str, int]:
+    """Rows per table from dlt's normalize step (every table, whichever path it took)."""
+    trace = pipeline.last_trace
+    info = trace.last_normalize_info if trace else None
+    counts = info.row_counts if info else {}
+    return {table: n for table, n in counts.items() if not table.startswith("_dlt")}
 
 
 def _sync_destination(pipeline: Any) -> None:

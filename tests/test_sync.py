@@ -57,6 +57,11 @@ def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
         assert_warehouse_equals_api(db, truth)
     assert_no_duplicates(db)
     assert {w.workspace_id for w in full.workspaces} == {t["workspace_id"] for t in truths}
+    # the summary's rows per table cover every contract table, counted as loaded
+    contract = {"workspaces", "campaigns", "campaign_recipients", "campaign_stats", "campaign_variants",
+                "campaign_daily_sends", "replies", "email_accounts", "webhook_event_types"}
+    assert contract <= set(full.rows())
+    assert full.rows()["campaign_recipients"] == query(db, "select count(*) from outreach.campaign_recipients")[0][0]
 
     # idle quick: <= 10% of the full sync's requests, no row changes
     before = table_snapshot(db)
