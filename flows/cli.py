@@ -117,6 +117,24 @@ def demo(
     from flows.demo import run_demo
 
     run_demo(scale=scale.value, duckdb_path=duckdb)
+    _exit_quietly()
+
+
+def _exit_quietly() -> None:
+    """Exit 0 without interpreter finalisation.
+
+    After an in-process Prefect run, duckdb 2.0's nanobind bindings print pages of harmless
+    "leaked instance" warnings at shutdown. Everything the demo started is already stopped and
+    its files are closed, so flush the streams and leave.
+    """
+    import logging
+    import os
+    import sys
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @app.command()
