@@ -91,20 +91,32 @@ def make_destination(duckdb_path: str | Path | None, staging_suffix: str = "") -
     (``outreach_staging_<suffix>``): workspaces share the dataset but must not share staging tables,
     or a load resumed after a crash would merge another workspace's staged rows.
     """
-    import dlt
-
     layout = f"%s_staging_{staging_suffix}" if staging_suffix else "%s_staging"
-    configured = dlt.config.get("sources.outreach.destination")
-    if configured and str(configured) != "duckdb" and duckdb_path is None:
+    configured = _configured_destination()
+    if configured:
         from dlt.common.destination import Destination
 
-        return Destination.from_reference(str(configured), staging_dataset_name_layout=layout)
+        return Destination.from_reference(configured, staging_dataset_name_layout=layout)
     from pipelines.duckdb_destination import outreach_duckdb
 
-    path = Path(duckdb_path or S.DEFAULT_DUCKDB_PATH)
+    # absolute: dlt would otherwise resolve a relative path against an existing working dir's last one
+    path = Path(duckdb_path or S.DEFAULT_DUCKDB_PATH).expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     credentials = {"database": str(path), "global_config": duckdb_memory_config()}
     return outreach_duckdb(credentials=credentials, staging_dataset_name_layout=layout)
+
+
+def _configured_destination() -> str | None:
+    """The `[sources.outreach] destination` name when it is not DuckDB (None means DuckDB)."""
+    import dlt
+
+    configured = dlt.config.get("sources.outreach.destination")
+    return str(configured) if configured and str(configured) != "duckdb" else None
+
+
+def _destination_label(duckdb_path: Path) -> str:
+    """What the summary says the sync wrote to."""
+    return _configured_destination() or str(duckdb_path)
 
 
 def duckdb_memory_config() -> dict[str, Any]:
@@ -417,7 +429,7 @@ def run_sync(
     )
     _preload_libraries()
     lock = threading.RLock()
-    report = SyncReport(mode=mode, destination=str(cfg.duckdb_path))
+    report = SyncReport(mode=mode, destination=_destination_label(cfg.duckdb_path))
     with lock:
         report.events_loaded = load_spool_events(
             spool_dir=cfg.spool_dir, duckdb_path=cfg.duckdb_path, pipelines_dir=cfg.pipelines_dir

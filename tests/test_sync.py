@@ -179,3 +179,50 @@ def test_bad_key_raises_auth_error_in_process(shared_small_sandbox: Any, tmp_pat
     with pytest.raises(AuthError) as info:
         _sync(shared_small_sandbox, tmp_path, "quick", ["sk_nope_123"])
     assert "sk_nope_123" not in str(info.value)
+
+
+def test_same_relative_path_in_two_directories_is_two_warehouses(
+    make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`outreach sync` run from two directories (default data/outreach.duckdb in each, one shared dlt
+    pipelines dir): the second run fills its own warehouse from the API and leaves the first untouched."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = admin_keys(sb)[:1]
+    common = dict(api_keys=keys, base_url=sb.base_url, pipelines_dir=tmp_path / "pipelines",
+                  spool_dir=tmp_path / "no-spool", progress=False, rate_limit_per_minute=0, reply_body_cap=BIG_CAP)
+    for project in ("a", "b"):
+        (tmp_path / project).mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    run_sync(mode="full", duckdb_path=Path("data/outreach.duckdb"), **common)
+    first = tmp_path / "a" / "data" / "outreach.duckdb"
+    before = table_snapshot(first)
+
+    monkeypatch.chdir(tmp_path / "b")
+    run_sync(mode="quick", duckdb_path=Path("data/outreach.duckdb"), **common)
+    assert_warehouse_equals_api(tmp_path / "b" / "data" / "outreach.duckdb", api_truth(sb.base_url, keys[0]))
+    assert table_snapshot(first) == before
+
+
+def test_another_dlt_destination_by_configuration(
+    make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[sources.outreach] destination` picks any dlt destination: here SQLite through dlt's sqlalchemy
+    destination. Two full syncs leave one row per id, with every reply body kept."""
+    import sqlite3
+
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "sqlalchemy")
+    monkeypatch.setenv("DESTINATION__SQLALCHEMY__CREDENTIALS", f"sqlite:///{tmp_path}/w.db")
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = admin_keys(sb)[:1]
+    truth = api_truth(sb.base_url, keys[0])
+    for _ in range(2):
+        report = run_sync(mode="full", api_keys=keys, base_url=sb.base_url, pipelines_dir=tmp_path / "p",
+                          spool_dir=tmp_path / "no-spool", progress=False, rate_limit_per_minute=0,
+                          reply_body_cap=BIG_CAP)
+    assert report.destination == "sqlalchemy"
+    con = sqlite3.connect(tmp_path / "w__outreach.db")
+    recipient_ids = {r[0] for r in con.execute("select id from campaign_recipients")}
+    assert con.execute("select count(*) from campaign_recipients").fetchone()[0] == len(recipient_ids)
+    assert recipient_ids == set(truth["recipients"])
+    bodies = dict(con.execute("select id, body from replies"))
+    assert bodies == {rid: r["body"] for rid, r in truth["replies"].items()}
