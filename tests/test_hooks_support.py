@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import time
@@ -14,6 +13,7 @@ import dlt
 import duckdb
 import httpx
 
+from bench.http_burst import post_burst
 from pipelines.events import load_spool
 from receiver.signature import sign
 
@@ -87,41 +87,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _raw_worker(host: str, port: int, path: str, jobs: "asyncio.Queue[tuple[int, bytes, dict[str, str]]]", out: list[int]) -> None:
-    """One keep-alive HTTP/1.1 connection posting queued bodies (lighter than httpx, so a
-    burst measures the receiver, not the client)."""
-    reader, writer = await asyncio.open_connection(host, port)
-    try:
-        while True:
-            try:
-                index, body, headers = jobs.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            head = f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {len(body)}\r\n"
-            head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-            writer.write(head.encode() + body)
-            status_line = await reader.readline()
-            length = 0
-            while (line := await reader.readline()) not in (b"\r\n", b""):
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            await reader.readexactly(length)
-            out[index] = int(status_line.split()[1])
-    finally:
-        writer.close()
-
-
 def burst(url: str, bodies: list[bytes], *, concurrency: int = 32, secret: str = SECRET) -> list[int]:
     """POST every body, signed, over `concurrency` keep-alive connections; status per body."""
-    parts = httpx.URL(url)
-    statuses = [0] * len(bodies)
-
-    async def run() -> None:
-        jobs: asyncio.Queue[tuple[int, bytes, dict[str, str]]] = asyncio.Queue()
-        for i, body in enumerate(bodies):
-            jobs.put_nowait((i, body, signed(body, secret=secret, event=json.loads(body)["event"])))
-        await asyncio.gather(*(_raw_worker(parts.host, parts.port or 80, parts.path, jobs, statuses) for _ in range(concurrency)))
-
-    asyncio.run(run())
-    return statuses
+    requests = [(body, signed(body, secret=secret, event=json.loads(body)["event"])) for body in bodies]
+    return post_burst(url, requests, concurrency=concurrency)[1]
