@@ -100,13 +100,24 @@ def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
         return OutreachError(message)
 
 
+# Stages move data and return live objects: never cache or persist their results.
+_NO_RESULTS: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
+# A writer task holds the warehouse lock; the tag lets a Prefect tag limit serialise writers across machines.
+_WRITER: dict[str, Any] = {**_NO_RESULTS, "tags": [WRITER_TAG]}
+# Loads retry what a retry can fix (network, a busy file), never a permanent error.
+_LOAD_RETRIES: dict[str, Any] = {
+    "retries": len(LOAD_RETRY_DELAYS),
+    "retry_delay_seconds": LOAD_RETRY_DELAYS,
+    "retry_condition_fn": retry_unless_permanent,
+}
+
+
 @task(
     name="extract-normalize",
     retries=len(EXTRACT_RETRY_DELAYS),
     retry_delay_seconds=EXTRACT_RETRY_DELAYS,
     retry_condition_fn=retry_unless_permanent,
-    cache_policy=NO_CACHE,
-    persist_result=False,
+    **_NO_RESULTS,
 )
 def extract_task(
     key_ref: str,
@@ -133,51 +144,35 @@ def extract_task(
         raise _with_ref(exc, key_ref) from exc
 
 
-@task(
-    name="load",
-    retries=len(LOAD_RETRY_DELAYS),
-    retry_delay_seconds=LOAD_RETRY_DELAYS,
-    retry_condition_fn=retry_unless_permanent,
-    tags=[WRITER_TAG],
-    cache_policy=NO_CACHE,
-    persist_result=False,
-)
+@task(name="load", **_LOAD_RETRIES, **_WRITER)
 def load_task(extracted: Any, duckdb_path: str, key_ref: str) -> Any:
     """Load one workspace's normalized packages, holding the warehouse writer lock."""
     with warehouse_writer(duckdb_path, holder=f"load {key_ref}"):
         return stages.load(extracted)
 
 
-@task(name="build-models-and-data-tests", tags=[WRITER_TAG], cache_policy=NO_CACHE, persist_result=False)
+@task(name="build-models-and-data-tests", **_WRITER)
 def build_models_task(duckdb_path: str) -> Any:
     """Build ``reporting`` and run the data tests in one transaction (a failing test rolls back)."""
     with warehouse_writer(duckdb_path, holder="build models"):
         return stages.build_models(duckdb_path)
 
 
-@task(name="publish-bi", tags=[WRITER_TAG], cache_policy=NO_CACHE, persist_result=False)
+@task(name="publish-bi", **_WRITER)
 def publish_bi_task(duckdb_path: str) -> str:
     """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename."""
     with warehouse_writer(duckdb_path, holder="publish BI"):
         return str(stages.publish_bi(duckdb_path))
 
 
-@task(
-    name="load-spool",
-    retries=len(LOAD_RETRY_DELAYS),
-    retry_delay_seconds=LOAD_RETRY_DELAYS,
-    retry_condition_fn=retry_unless_permanent,
-    tags=[WRITER_TAG],
-    cache_policy=NO_CACHE,
-    persist_result=False,
-)
+@task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
 def load_spool_task(spool_dir: str, duckdb_path: str, pipelines_dir: str | None) -> int:
     """Load the webhook events waiting in the spool before the API is read."""
     with warehouse_writer(duckdb_path, holder="load spool"):
         return stages.load_spool(spool_dir, duckdb_path, pipelines_dir)
 
 
-@task(name="publish-report", cache_policy=NO_CACHE, persist_result=False)
+@task(name="publish-report", **_NO_RESULTS)
 def publish_report_task(markdown: str, key: str | None, description: str) -> None:
     """Publish the run's markdown artifact."""
     create_markdown_artifact(markdown=markdown, key=key, description=description)
