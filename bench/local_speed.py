@@ -82,14 +82,14 @@ def _resource(path: str, rows: int) -> Any:
 
     @dlt.resource(name="campaign_recipients", write_disposition="merge", primary_key="id")
     def recipients() -> Iterator[Any]:
-        batch: list[tuple[str, Any]] = []
+        batch: list[tuple[str, int, Any]] = []
         for campaign, page in recipient_pages(rows):
             if path in ("dlt_default", "dicts_parquet"):
                 yield [{**r, "campaign_id": campaign, "workspace_id": "ws"} for r in page]
             elif path == "arrow_page":
-                yield recipients_table([(campaign, r) for r in page], "ws", synced)
+                yield recipients_table([(campaign, i, r) for i, r in enumerate(page)], "ws", synced)
             else:
-                batch.extend((campaign, r) for r in page)
+                batch.extend((campaign, i, r) for i, r in enumerate(page))
                 if len(batch) >= BATCH:
                     yield recipients_table(batch, "ws", synced)
                     batch = []

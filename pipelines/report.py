@@ -24,6 +24,9 @@ class WorkspaceReport:
     bodies_deferred: int = 0
     campaigns_changed: int = 0
     campaigns_total: int = 0
+    recipient_pages_read: int = 0
+    recipient_pages_listed: int = 0  # pages the changed campaigns have (a full read reads them all)
+    campaigns_read_whole: int = 0  # quick: changed campaigns whose pages could not be narrowed down
     marked_deleted: dict[str, int] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
@@ -72,7 +75,8 @@ class SyncReport:
             stages = ", ".join(f"{k} {v:.1f}s" for k, v in ws.stage_seconds.items())
             lines.append(
                 f"- {ws.workspace_name} ({ws.workspace_id}): {ws.requests} requests, {ws.rate_limited} 429s; "
-                f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}; bodies fetched "
+                f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}, recipient pages read "
+                f"{ws.recipient_pages_read}/{ws.recipient_pages_listed}; bodies fetched "
                 f"{ws.bodies_fetched}, from events {ws.bodies_from_events}, deferred {ws.bodies_deferred}; {stages}"
             )
         lines.append("rows per table:")

@@ -118,6 +118,7 @@ RECIPIENT_SCHEMA = pa.schema(
         ("clicked_at", _TS_TYPE),
         ("replied_at", _TS_TYPE),
         ("bounced_at", _TS_TYPE),
+        ("list_position", pa.int64()),
         ("synced_at", _TS_TYPE),
         ("deleted_at", _TS_TYPE),
     ]
@@ -126,9 +127,12 @@ _KNOWN = set(RECIPIENT_SCHEMA.names)
 
 
 def recipients_table(
-    rows: Sequence[tuple[str, Mapping[str, Any]]], workspace_id: str, synced_at: datetime
+    rows: Sequence[tuple[str, int | None, Mapping[str, Any]]], workspace_id: str, synced_at: datetime
 ) -> pa.Table:
-    """(campaign_id, recipient) pairs -> one arrow table with explicit types.
+    """(campaign_id, list_position, recipient) triples -> one arrow table with explicit types.
+
+    `list_position` is the recipient's 0-based place in the campaign's unfiltered list, as read
+    (what pipelines.recipient_pages needs to find a stored recipient's page again).
 
     Unknown fields become extra columns (schema drift). A value that does not
     fit its column's type lands as null with a warning instead of failing the run.
@@ -136,7 +140,7 @@ def recipients_table(
     columns: dict[str, list[Any]] = {name: [] for name in RECIPIENT_SCHEMA.names}
     extras: dict[str, list[Any]] = {}
     kept = 0
-    for campaign_id, rec in rows:
+    for campaign_id, position, rec in rows:
         if not isinstance(rec, Mapping) or not rec.get("id"):
             log.warning("campaign_recipients: skipped a record without id: %s", _short(rec))
             continue
@@ -144,6 +148,7 @@ def recipients_table(
         for name in RECIPIENT_SCHEMA.names:
             columns[name].append(rec.get(name))
         columns["campaign_id"][-1] = campaign_id
+        columns["list_position"][-1] = position
         columns["workspace_id"][-1] = workspace_id
         columns["synced_at"][-1] = synced_at
         columns["deleted_at"][-1] = None

@@ -25,6 +25,7 @@ from pipelines.client import OutreachClient
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
 from pipelines.progress import WorkspaceProgress
+from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import (
     recipients_table,
     reply_row,
@@ -65,6 +66,8 @@ class WorkspacePlan:
     synced_at: datetime
     workers: int
     body_lookup: BodyLookup | None = None
+    stats: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # campaign id -> GET stats payload
+    page_guides: dict[str, PageGuide] = field(default_factory=dict)  # campaign id -> which recipient pages
     counters: dict[str, int] = field(default_factory=dict)
 
 
@@ -90,7 +93,7 @@ def outreach_source(client: OutreachClient, plan: WorkspacePlan, progress: Works
         campaigns(plan),
         email_accounts(client, plan, progress),
         campaign_recipients(client, plan, progress),
-        campaign_stats(client, plan, progress),
+        campaign_stats(plan, progress),
         replies(client, plan, progress),
     ]
     if plan.read_event_types:
@@ -155,7 +158,7 @@ def webhook_event_types(client: OutreachClient, plan: WorkspacePlan, progress: W
 
 
 def campaign_recipients(client: OutreachClient, plan: WorkspacePlan, progress: WorkspaceProgress) -> DltResource:
-    """All recipients of changed campaigns, as arrow tables of up to RECIPIENT_BATCH_ROWS rows."""
+    """Recipients of changed campaigns (the pages `plan.page_guides` hand out), as arrow tables."""
 
     @dlt.resource(
         name="campaign_recipients", write_disposition="merge", primary_key="id", columns=S.columns_for("campaign_recipients")
@@ -164,26 +167,31 @@ def campaign_recipients(client: OutreachClient, plan: WorkspacePlan, progress: W
         def task_for(campaign_id: str) -> Callable[[Emit], None]:
             def run(emit: Emit) -> None:
                 path = f"/campaigns/{campaign_id}/leads"
+                guide = plan.page_guides.setdefault(campaign_id, PageGuide(S.PER_PAGE_RECIPIENTS))
                 try:
-                    for page in client.iter_pages(path, per_page=S.PER_PAGE_RECIPIENTS):
+                    while (number := guide.next_page()) is not None:
+                        page = client.page(path, number, S.PER_PAGE_RECIPIENTS)
+                        guide.observe(number, page.items, page.last_page)
                         progress.page("campaign_recipients")
-                        emit((campaign_id, page.items))
+                        emit((campaign_id, (number - 1) * S.PER_PAGE_RECIPIENTS, page.items))
                 except NotFoundError:
                     log.warning("campaign %s disappeared while reading its recipients; skipped", campaign_id)
+                if guide.reason:
+                    log.info("campaign %s: read whole (%s), %d page(s)", campaign_id, guide.reason, guide.pages_read)
 
             return run
 
         tasks = [task_for(cid) for cid in plan.changed_campaign_ids]
-        batch: list[tuple[str, Mapping[str, Any]]] = []
-        for campaign_id, items in fan_out(tasks, workers=plan.workers):
-            batch.extend((campaign_id, item) for item in items)
+        batch: list[tuple[str, int, Mapping[str, Any]]] = []
+        for campaign_id, first, items in fan_out(tasks, workers=plan.workers):
+            batch.extend((campaign_id, first + i, item) for i, item in enumerate(items))
             if len(batch) >= S.RECIPIENT_BATCH_ROWS:
                 yield _flush(batch)
                 batch = []
         if batch:
             yield _flush(batch)
 
-    def _flush(batch: list[tuple[str, Mapping[str, Any]]]) -> Any:
+    def _flush(batch: list[tuple[str, int, Mapping[str, Any]]]) -> Any:
         table = recipients_table(batch, plan.workspace_id, plan.synced_at)
         progress.rows("campaign_recipients", table.num_rows)
         return table
@@ -191,8 +199,9 @@ def campaign_recipients(client: OutreachClient, plan: WorkspacePlan, progress: W
     return _recipients()
 
 
-def campaign_stats(client: OutreachClient, plan: WorkspacePlan, progress: WorkspaceProgress) -> DltResource:
-    """Stats of changed campaigns, split into campaign_stats, campaign_variants and campaign_daily_sends."""
+def campaign_stats(plan: WorkspacePlan, progress: WorkspaceProgress) -> DltResource:
+    """Stats of changed campaigns (read in the plan), split into campaign_stats, campaign_variants and
+    campaign_daily_sends."""
 
     def table_hints(table: str) -> Any:
         return dlt.mark.make_hints(
@@ -206,21 +215,8 @@ def campaign_stats(client: OutreachClient, plan: WorkspacePlan, progress: Worksp
         name="campaign_stats", write_disposition="merge", primary_key="campaign_id", columns=S.columns_for("campaign_stats")
     )
     def _stats() -> Iterator[Any]:
-        def task_for(campaign_id: str) -> Callable[[Emit], None]:
-            def run(emit: Emit) -> None:
-                try:
-                    data = client.get_data(f"/campaigns/{campaign_id}/stats")
-                except NotFoundError:
-                    log.warning("campaign %s disappeared before its stats were read; skipped", campaign_id)
-                    return
-                progress.page("campaign_stats")
-                if isinstance(data, Mapping):
-                    emit(stats_rows(data, campaign_id, plan.workspace_id, plan.synced_at))
-
-            return run
-
-        tasks = [task_for(cid) for cid in plan.changed_campaign_ids]
-        for head, variants, daily in fan_out(tasks, workers=plan.workers):
+        for campaign_id, data in plan.stats.items():
+            head, variants, daily = stats_rows(data, campaign_id, plan.workspace_id, plan.synced_at)
             progress.rows("campaign_stats", 1)
             yield head
             if variants:

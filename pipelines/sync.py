@@ -29,8 +29,10 @@ from typing import Any, ContextManager
 from pipelines import settings as S
 from pipelines.client import OutreachClient, connectivity_check
 from pipelines.config import SyncConfig, resolve_config
-from pipelines.errors import ConfigError, OutreachError
+from pipelines.errors import ConfigError, NotFoundError, OutreachError
+from pipelines.fanout import fan_out
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
+from pipelines.recipient_pages import PageGuide
 from pipelines.report import SyncReport, WorkspaceReport
 
 log = logging.getLogger(__name__)
@@ -182,6 +184,41 @@ def _read_campaigns(client: OutreachClient, progress: WorkspaceProgress) -> list
     return unique
 
 
+def _read_stats(
+    client: OutreachClient, campaign_ids: list[str], workers: int, progress: WorkspaceProgress
+) -> dict[str, Any]:
+    """GET /campaigns/{id}/stats of each campaign, in parallel (a quick sync needs them to plan its page reads)."""
+
+    def task_for(campaign_id: str) -> Any:
+        def run(emit: Any) -> None:
+            try:
+                data = client.get_data(f"/campaigns/{campaign_id}/stats")
+            except NotFoundError:
+                log.warning("campaign %s disappeared before its stats were read; skipped", campaign_id)
+                return
+            progress.page("campaign_stats")
+            if isinstance(data, dict):
+                emit((campaign_id, data))
+
+        return run
+
+    return dict(fan_out([task_for(cid) for cid in campaign_ids], workers=workers))
+
+
+def _page_guides(
+    pipeline: Any, lock: Any, workspace_id: str, mode: str, changed: list[str], stats: dict[str, Any]
+) -> dict[str, PageGuide]:
+    """Which recipient pages to read per changed campaign: all of them in a full sync; in a quick sync,
+    those that explain the change in its stats (pipelines.recipient_pages)."""
+    if mode == "full":
+        return {cid: PageGuide(S.PER_PAGE_RECIPIENTS) for cid in changed}
+    from pipelines.warehouse import read_stored_pages
+
+    with lock:
+        stored = read_stored_pages(pipeline, workspace_id, changed, S.PER_PAGE_RECIPIENTS)
+    return {cid: PageGuide(S.PER_PAGE_RECIPIENTS, stored.get(cid), stats.get(cid)) for cid in changed}
+
+
 def _default_body_lookup(pipeline: Any, spool_dir: Path | None, lock: ContextManager[Any] | Any) -> Any:
     """Reply bodies from lead.replied webhook events (pipelines.events, issue 6), if available."""
     try:
@@ -266,6 +303,10 @@ def extract_workspace(
         synced_at = datetime.now(timezone.utc)
         from pipelines.source import WorkspacePlan, outreach_source
 
+        progress.set_stage("stats")
+        stats = _read_stats(client, changed, cfg.workers, progress)
+        guides = _page_guides(pipeline, lock, workspace_id, mode, changed, stats)
+
         lookup = _default_body_lookup(pipeline, cfg.spool_dir, warehouse_lock) if body_lookup == "auto" else body_lookup
         plan = WorkspacePlan(
             mode=mode,
@@ -283,6 +324,8 @@ def extract_workspace(
             synced_at=synced_at,
             workers=cfg.workers,
             body_lookup=lookup,
+            stats=stats,
+            page_guides=guides,
         )
         progress.set_stage("extract")
         pipeline.extract(outreach_source(client, plan, progress), loader_file_format="parquet")
@@ -315,6 +358,9 @@ def extract_workspace(
         bodies_deferred=plan.counters.get("bodies_deferred", 0),
         campaigns_changed=len(changed),
         campaigns_total=len(campaigns),
+        recipient_pages_read=sum(g.pages_read for g in plan.page_guides.values()),
+        recipient_pages_listed=sum(g.last_page or 0 for g in plan.page_guides.values()),
+        campaigns_read_whole=sum(1 for g in plan.page_guides.values() if g.reason),
         stage_seconds={"extract": round(t_extract, 3), "normalize": round(t_normalize, 3)},
     )
     progress.set_stage("extracted")

@@ -2,6 +2,8 @@
 
 * before extraction: bodies already stored (so a re-read list item keeps its body)
   and replies still waiting for a body (deferred);
+* before a quick extraction: per-page summaries of the stored recipients of changed campaigns
+  (which pages to read, pipelines.recipient_pages);
 * after a full load: mark rows the API no longer returns (``deleted_at``).
 """
 
@@ -12,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from pipelines import settings as S
+from pipelines.recipient_pages import COUNTERS, StoredCampaign, StoredPage
 from pipelines.source import KnownBody
 
 log = logging.getLogger(__name__)
@@ -98,3 +101,106 @@ def drop_duplicate_history_rows(pipeline: Any, workspace_id: str) -> int:
         if not _missing_relation(exc):
             log.debug("duplicate history check skipped (%s)", type(exc).__name__)
     return removed
+
+
+# Per counter: the key that orders a stored page among the likeliest to hold that counter's changes
+# (pipelines.recipient_pages), and whether larger keys go first. Pending pages follow the opens,
+# clicks, sends and bounces of recipients emailed for the first time since the last sync.
+_CANDIDATE_KEYS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "pending": (("pending_key", False),),
+    "sent": (("due_key", False), ("pending_key", False)),
+    "bounced": (("pending_key", False), ("live_key", True)),
+    "opened": (("open_key", True), ("pending_key", False)),
+    "clicked": (("click_key", True), ("pending_key", False)),
+    "replied": (("live_key", True),),
+    "unsubscribed": (("reachable_key", True),),
+}
+
+_STORED_PAGES_SQL = """
+select campaign_id,
+       cast(floor(list_position / {per_page}) as bigint) + 1 as page,
+       count(*) as rows_, sum(coalesce(current_step, 0)) as sent, count(opened_at) as opened,
+       count(clicked_at) as clicked,
+       count(*) filter (where status = 'replied') as replied,
+       count(*) filter (where status = 'bounced') as bounced,
+       count(*) filter (where status = 'unsubscribed') as unsubscribed,
+       count(*) filter (where status = 'pending') as pending,
+       arg_min(id, list_position) as first_id, arg_max(id, list_position) as last_id,
+       min(list_position) filter (where status = 'pending') as pending_key,
+       min(epoch(last_sent_at)) filter (where status = 'active') as due_key,
+       max(epoch(last_sent_at)) filter (where current_step > 0 and opened_at is null) as open_key,
+       max(epoch(last_sent_at)) filter (where current_step > 0 and clicked_at is null) as click_key,
+       max(epoch(last_sent_at)) filter (where current_step > 0
+                                        and status not in ('replied', 'bounced', 'unsubscribed')) as live_key,
+       max(epoch(last_sent_at)) filter (where current_step > 0 and status not in ('bounced', 'unsubscribed'))
+           as reachable_key,
+       count(list_position) = count(*) as positioned
+from {table}
+where workspace_id = %s and deleted_at is null and campaign_id in ({ids})
+group by all
+"""
+
+
+def read_stored_pages(
+    pipeline: Any, workspace_id: str, campaign_ids: list[str], per_page: int
+) -> dict[str, StoredCampaign]:
+    """Per-page summaries of the stored recipients of `campaign_ids` (see pipelines.recipient_pages).
+
+    Any failure (first run, a destination without these SQL functions) returns nothing: every
+    changed campaign is then read whole.
+    """
+    if not campaign_ids:
+        return {}
+    try:
+        with pipeline.sql_client() as client:
+            recipients = client.make_qualified_table_name("campaign_recipients")
+            stats = client.make_qualified_table_name("campaign_stats")
+            ids = ", ".join(["%s"] * len(campaign_ids))
+            sql = _STORED_PAGES_SQL.format(per_page=int(per_page), table=recipients, ids=ids)
+            with client.execute_query(sql, workspace_id, *campaign_ids) as cursor:
+                columns = [c[0] for c in cursor.description]
+                rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
+            statuses = dict(
+                client.execute_sql(
+                    f"select campaign_id, campaign_status from {stats} where workspace_id = %s and deleted_at is null",
+                    workspace_id,
+                )
+                or []
+            )
+    except Exception as exc:  # noqa: BLE001 - guidance is an optimisation; without it campaigns are read whole
+        log.info("stored recipient pages not available (%s); changed campaigns are read whole", _brief(exc))
+        return {}
+    by_campaign: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_campaign.setdefault(str(row["campaign_id"]), []).append(row)
+    return {cid: _stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
+
+
+def _stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
+    positioned = all(r["positioned"] for r in rows)
+    rows = [r for r in rows if r["page"] is not None]
+    pages = {
+        int(r["page"]): StoredPage(
+            rows=int(r["rows_"]),
+            vector=(int(r["rows_"]), *(int(r[name] or 0) for name in COUNTERS[1:])),
+            first_id=str(r["first_id"]),
+            last_id=str(r["last_id"]),
+        )
+        for r in rows
+    }
+    candidates: dict[str, list[int]] = {}
+    for counter, keys in _CANDIDATE_KEYS.items():
+        order: list[int] = []
+        for key, descending in keys:
+            keyed = [r for r in rows if r[key] is not None]
+            keyed.sort(key=lambda r: (-r[key] if descending else r[key], r["page"]))
+            order.extend(int(r["page"]) for r in keyed)
+        candidates[counter] = list(dict.fromkeys(order))
+    return StoredCampaign(
+        status=None if status is None else str(status), pages=pages, candidates=candidates, positioned=positioned
+    )
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:160]}"

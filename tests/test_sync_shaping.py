@@ -16,14 +16,15 @@ NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 def test_recipients_drift_lands_without_breaking(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     rows = [
-        ("c1", {"id": "r1", "email": "a@x", "status": "sent", "current_step": 2, "opened_at": "2026-01-01T10:00:00Z"}),
-        ("c1", {"id": "r2", "email": "b@x", "status": "snoozed", "current_step": "two", "lead_score": 7}),
-        ("c1", {"email": "no-id@x"}),
-        ("c2", {"id": "r3", "status": "pending", "opened_at": "not a date", "tags": ["a", "b"]}),
+        ("c1", 0, {"id": "r1", "email": "a@x", "status": "sent", "current_step": 2, "opened_at": "2026-01-01T10:00:00Z"}),
+        ("c1", 1, {"id": "r2", "email": "b@x", "status": "snoozed", "current_step": "two", "lead_score": 7}),
+        ("c1", 2, {"email": "no-id@x"}),
+        ("c2", 0, {"id": "r3", "status": "pending", "opened_at": "not a date", "tags": ["a", "b"]}),
     ]
     table = recipients_table(rows, "ws1", NOW)
     assert table.column("id").to_pylist() == ["r1", "r2", "r3"]
     assert table.column("campaign_id").to_pylist() == ["c1", "c1", "c2"]
+    assert table.column("list_position").to_pylist() == [0, 1, 0]
     assert table.column("workspace_id").to_pylist() == ["ws1"] * 3
     assert table.column("current_step").to_pylist() == [2, None, None]  # "two" does not fit bigint
     assert table.column("status").to_pylist() == ["sent", "snoozed", "pending"]  # odd enum lands as is
