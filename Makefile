@@ -22,6 +22,7 @@ demo: setup
 
 bench: setup
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench --scenario full --scale large
 
 clean:
 	rm -rf $(VENV) data .pytest_cache

@@ -7,15 +7,20 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, Optional
+
+import psutil
 
 from bench.child import RESULT_PREFIX
 
 logger = logging.getLogger(__name__)
 
 CHILD_TIMEOUT_S = 3 * 3600
+DEFAULT_MEMORY_CAP_MB = min(12_000, psutil.virtual_memory().total // 2**20 // 2)
 
 
 @dataclass
@@ -56,6 +61,40 @@ def _body_requests(by_route: dict[str, int]) -> int:
     return total
 
 
+def _run_child(
+    job: bytes, log: IO[bytes], workdir: Path, env: dict[str, str], memory_cap_mb: int
+) -> tuple[int, bytes, Optional[dict[str, Any]]]:
+    """(exit code, stdout, the failure record if the child was stopped at the memory cap or time-out)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "bench.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=log, cwd=str(workdir), env=env)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(job)
+    proc.stdin.close()
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    watched = psutil.Process(proc.pid)
+    stopped = None
+    while proc.poll() is None:
+        try:
+            rss_mb = watched.memory_info().rss / 2**20
+        except psutil.NoSuchProcess:
+            break
+        elapsed = time.perf_counter() - started
+        why = "memory cap" if rss_mb > memory_cap_mb else "time-out" if elapsed > CHILD_TIMEOUT_S else None
+        if why:
+            proc.kill()
+            limits = f"{memory_cap_mb} MB, {CHILD_TIMEOUT_S} s"
+            error = f"stopped by the bench ({why}: {limits}) at {rss_mb:.0f} MB RSS after {elapsed:.0f} s"
+            stopped = {"ok": False, "error": error, "wall_s": round(elapsed, 1), "peak_mb": round(rss_mb, 1), "rows": {}}
+            break
+        time.sleep(0.25)
+    code = proc.wait()
+    reader.join(timeout=10)
+    return code, b"".join(chunks), stopped
+
+
 def run_side(
     sandbox: Any,
     *,
@@ -65,8 +104,12 @@ def run_side(
     workdir: Path,
     rate_limit_per_minute: Optional[int] = None,
     reply_body_cap: Optional[int] = None,
+    memory_cap_mb: int = DEFAULT_MEMORY_CAP_MB,
 ) -> SideRun:
-    """Reset the sandbox's counters, run the sync in a child, read the counters back."""
+    """Reset the sandbox's counters, run the sync in a child, read the counters back.
+
+    A child whose RSS passes `memory_cap_mb` (or that runs past CHILD_TIMEOUT_S) is killed and reported
+    as failed with its RSS and time: the baseline's loader at `large` would otherwise take the machine down."""
     workdir.mkdir(parents=True, exist_ok=True)
     job = {
         "side": side,
@@ -82,22 +125,16 @@ def run_side(
     log_path = workdir / f"{side}_{mode}.log"
     sandbox.reset_metrics()
     with open(log_path, "ab") as log:
-        proc = subprocess.run(
-            [sys.executable, "-m", "bench.child"],
-            input=json.dumps(job).encode(),
-            stdout=subprocess.PIPE,
-            stderr=log,
-            cwd=str(workdir),
-            env=env,
-            timeout=CHILD_TIMEOUT_S,
-            check=False,
-        )
+        code, stdout, stopped = _run_child(json.dumps(job).encode(), log, workdir, env, memory_cap_mb)
     metrics = sandbox.metrics()
-    lines = [ln for ln in proc.stdout.decode(errors="replace").splitlines() if ln.startswith(RESULT_PREFIX)]
-    if not lines:
-        out: dict[str, Any] = {
+    lines = [ln for ln in stdout.decode(errors="replace").splitlines() if ln.startswith(RESULT_PREFIX)]
+    out: dict[str, Any]
+    if stopped is not None:
+        out = stopped
+    elif not lines:
+        out = {
             "ok": False,
-            "error": f"child exited {proc.returncode} without a result; see {log_path}",
+            "error": f"child exited {code} without a result; see {log_path}",
             "wall_s": 0.0,
             "peak_mb": 0.0,
             "rows": {},

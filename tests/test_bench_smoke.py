@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bench.snapshot import Snapshot
@@ -96,3 +96,14 @@ def test_truth_check_catches_a_changed_missing_and_duplicate_row(tmp_path: Path)
     assert (check.differing, check.missing, check.duplicates, check.ok) == (1, 1, 1, False)
     assert check_table(con, spec, snap, tolerate_campaigns=frozenset({"c1"})).tolerated == 2
     con.close()
+
+
+def test_a_side_past_the_memory_cap_is_stopped_and_reported(make_sandbox: Any, tmp_path: Path) -> None:
+    from bench.sides import run_side
+
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = next(k["key"] for k in sb.keys() if k["level"] == "rw")
+    run = run_side(sb, side="baseline", mode="full", api_key=key, workdir=tmp_path, memory_cap_mb=40)
+    assert not run.ok
+    assert run.error is not None and "stopped by the bench (memory cap: 40 MB" in run.error
+    assert run.peak_mb > 40 and run.rows == {}
