@@ -201,9 +201,9 @@ class PageGuide:
             if not items:  # past the end: plain paging stops here too
                 self._done = True
             return
+        self.last_page = max(last_page, self.last_page or 0)  # the list may have grown since the stats
         stored = self.stored.pages.get(number) if self.stored else None
         if stored is not None and not _same_ends(stored, items):
-            self.last_page = max(last_page, self.last_page or 0)
             self._read_whole(f"page {number} no longer starts and ends with the stored recipients")
             return
         page_vector = ZERO

@@ -110,3 +110,13 @@ def test_quick_reads_only_changed_pages_and_repairs_or_rereads_what_is_off(
     assert query(
         db, "select count(*) from outreach.campaign_recipients where list_position is null"
     ) == [(0,)]
+
+    # a second round on the now-repaired copy: no campaign needs a whole read, and nothing drifts
+    before = _fingerprints(sb.base_url, key)
+    sb.advance(3 * 3600)
+    again = _sync(sb, tmp_path, "quick", key).workspaces[0]
+    assert again.campaigns_changed > 0 and again.campaigns_read_whole == 0
+    assert again.recipient_pages_read < again.recipient_pages_listed
+    truth = api_truth(sb.base_url, key)
+    stale = {cid for cid, c in truth["campaigns"].items() if before.get(cid) == campaign_fingerprint(c)}
+    assert_warehouse_equals_api(db, truth, skip_stale_campaigns=stale, check_is_read=False)
