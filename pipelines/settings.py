@@ -20,6 +20,7 @@ DEFAULT_REPLY_LOOKBACK_S = 3600
 DEFAULT_WORKERS = 4
 DEFAULT_DUCKDB_MEMORY_LIMIT = "256MB"
 RECIPIENT_BATCH_ROWS = 10_000
+REPLY_BODY_CHUNK_ROWS = 10_000  # replies without a body are settled (hook, cap) this many at a time
 FILE_MAX_ROWS = 100_000
 
 MODES = ("quick", "full")
