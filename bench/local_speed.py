@@ -9,7 +9,8 @@ ours needs: `merge` on `id` into the same DuckDB destination.
 - `dicts_parquet`: the same dicts, `loader_file_format="parquet"` (dlt converts in normalize).
 - `arrow_page`: one typed pyarrow table per 200-row page (ours' shaping, no batching).
 - `ours_arrow_10k`: ours' path (pipelines/source.py): typed pyarrow tables of 10,000 rows built by
-  `pipelines.shaping.recipients_table`, written to parquet in extract, loaded by DuckDB.
+  `pipelines.shaping.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
+  pipeline (`pipelines.sync.make_pipeline`: its DuckDB destination and settings).
 
 Memory flatness: ours' path also runs on `--default-rows` rows, to put its peak beside the 1M figure.
 The extract time includes building the synthetic dicts (the same work for every path).
@@ -103,13 +104,18 @@ def _child(path: str, rows: int, workdir: Path) -> dict[str, Any]:
     import dlt
 
     workdir.mkdir(parents=True, exist_ok=True)
-    pipeline = dlt.pipeline(
-        pipeline_name=f"speed_{path}",
-        pipelines_dir=str(workdir / "pipelines"),
-        destination=dlt.destinations.duckdb(str(workdir / f"{path}.duckdb")),
-        dataset_name="outreach",
-        progress=None,
-    )
+    if path == "ours_arrow_10k":  # ours' own pipeline: its destination, memory limit and file rotation
+        from pipelines.sync import make_pipeline
+
+        pipeline = make_pipeline(f"speed_{path}", workdir / f"{path}.duckdb", str(workdir / "pipelines"))
+    else:
+        pipeline = dlt.pipeline(
+            pipeline_name=f"speed_{path}",
+            pipelines_dir=str(workdir / "pipelines"),
+            destination=dlt.destinations.duckdb(str(workdir / f"{path}.duckdb")),
+            dataset_name="outreach",
+            progress=None,
+        )
     fmt = "parquet" if path == "dicts_parquet" else None
     t0 = time.perf_counter()
     pipeline.extract(_resource(path, rows), loader_file_format=fmt)

@@ -5,17 +5,22 @@ has catalog ``outreach``, the same as the dataset (schema) ``outreach``; dlt's t
 ``outreach.<table>`` are then ambiguous and the load fails ("Ambiguous reference to catalog or
 schema"). With three-part names nothing is ambiguous, whatever the file is called. This is dlt's
 own DuckDB destination with `catalog_name()` returning the file's catalog (as dlt's MotherDuck
-client does), nothing else changed.
+client does). Two memory bounds besides (issue 7): load jobs run one at a time, and the merge
+deduplicates staged rows without a window over every column (`RowidDedupMergeJob`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional, Type
+from typing import Any, List, Optional, Sequence, Tuple, Type
 
+from dlt.common.destination.capabilities import DestinationCapabilitiesContext
+from dlt.common.destination.client import FollowupJobRequest, PreparedTableSchema
+from dlt.common.schema.typing import TSortOrder
 from dlt.destinations.impl.duckdb.duck import DuckDbClient
 from dlt.destinations.impl.duckdb.factory import duckdb as duckdb_factory
 from dlt.destinations.impl.duckdb.sql_client import DuckDbSqlClient
+from dlt.destinations.sql_jobs import SqlMergeFollowupJob
 
 
 def catalog_for(path: str | Path) -> str:
@@ -29,6 +34,41 @@ class CatalogDuckDbSqlClient(DuckDbSqlClient):
         if casefold:
             name = self.capabilities.casefold_identifier(name)
         return self.capabilities.escape_identifier(name) if quote else name
+
+
+class RowidDedupMergeJob(SqlMergeFollowupJob):
+    """dlt's merge, deduplicating staged rows by keeping each key's first staged row (smallest rowid)
+    instead of numbering all rows with ROW_NUMBER() OVER (PARTITION BY key).
+
+    The window materialises every column of every staged row at once, so the merge's memory grows
+    with the rows staged (about 270 MB for 1M recipients); grouping only the key and a rowid needs a
+    fraction of that and runs about twice as fast. dlt's own order is arbitrary ("ORDER BY (SELECT
+    NULL)"); with `dedup_sort` or declared-deduplicated data dlt's SQL is used unchanged.
+    """
+
+    @classmethod
+    def gen_select_from_dedup_sql(
+        cls,
+        table_name: str,
+        primary_keys: Sequence[str],
+        columns: Sequence[str],
+        dedup_sort: Tuple[str, TSortOrder] = None,
+        condition: str = None,
+        condition_columns: Sequence[str] = None,
+        skip_dedup: bool = False,
+    ) -> str:
+        if skip_dedup or dedup_sort is not None:
+            return super().gen_select_from_dedup_sql(
+                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup
+            )
+        inner = list(columns) + list(condition_columns or [])
+        return f"""
+            SELECT {", ".join(columns)}
+                FROM (
+                    SELECT {", ".join(inner)} FROM {table_name}
+                    WHERE rowid IN (SELECT min(rowid) FROM {table_name} GROUP BY {", ".join(primary_keys)})
+                ) AS _dlt_dedup_first WHERE ({condition or "1 = 1"})
+        """
 
 
 class CatalogDuckDbClient(DuckDbClient):
@@ -46,8 +86,19 @@ class CatalogDuckDbClient(DuckDbClient):
             if hasattr(self, attr):
                 setattr(self, attr, sql_client)
 
+    def _create_merge_followup_jobs(self, table_chain: Sequence[PreparedTableSchema]) -> List[FollowupJobRequest]:
+        return [RowidDedupMergeJob.from_table_chain(table_chain, self.sql_client)]
+
 
 class outreach_duckdb(duckdb_factory):  # noqa: N801 - dlt factories are lowercase
     @property
     def client_class(self) -> Type[DuckDbClient]:
         return CatalogDuckDbClient
+
+    def _raw_capabilities(self) -> DestinationCapabilitiesContext:
+        # one load job at a time: dlt's default runs every file's COPY at once, and each holds its
+        # own read buffers, so a load's memory grew with the number of files (rows) in the package;
+        # one DuckDB file takes one writer at a time anyway (measured: same load time)
+        caps = super()._raw_capabilities()
+        caps.loader_parallelism_strategy = "sequential"
+        return caps

@@ -256,6 +256,7 @@ def replies(client: OutreachClient, plan: WorkspacePlan, progress: WorkspaceProg
         stop_at = cursor - timedelta(seconds=plan.reply_lookback_s) if cursor else None
         newest: datetime | None = cursor
         need_body: list[dict[str, Any]] = []
+        to_fetch: list[str] = []  # ids of new replies whose body is fetched (at most reply_body_cap)
         seen: set[str] = set()
         for page in client.iter_pages("/replies", per_page=S.PER_PAGE_REPLIES):
             progress.page("replies")
@@ -285,24 +286,30 @@ def replies(client: OutreachClient, plan: WorkspacePlan, progress: WorkspaceProg
             if rows:
                 progress.rows("replies", len(rows))
                 yield rows
+            # settle rows without a body chunk by chunk: holding them all until the list ends kept
+            # every reply of a full sync in memory (hundreds of thousands on a large workspace)
+            if len(need_body) >= S.REPLY_BODY_CHUNK_ROWS:
+                yield from _settle_bodies(plan, progress, need_body, to_fetch)
+                need_body = []
             if reached:
                 break
+        yield from _settle_bodies(plan, progress, need_body, to_fetch)
         deferred = [rid for rid in plan.deferred_reply_ids if rid not in seen]
-        yield from _with_bodies(client, plan, progress, need_body, deferred)
+        yield from _with_bodies(client, plan, progress, to_fetch, deferred)
         if newest is not None:
             state["reply_cursor"] = newest.isoformat()
 
     return _replies()
 
 
-def _with_bodies(
-    client: OutreachClient,
+def _settle_bodies(
     plan: WorkspacePlan,
     progress: WorkspaceProgress,
     need_body: list[dict[str, Any]],
-    deferred_ids: list[str],
+    to_fetch: list[str],
 ) -> Iterator[list[dict[str, Any]]]:
-    """Fill bodies: the hook first (no request), then GET /replies/{id} under the cap; the rest deferred."""
+    """Bodies for a chunk of rows without one: the hook first (no request); rows still without a body
+    join `to_fetch` while it holds fewer than `reply_body_cap`, the others land now without body (deferred)."""
     now = plan.synced_at
     if plan.body_lookup is not None and need_body:
         try:
@@ -316,15 +323,29 @@ def _with_bodies(
                 row["body"], row["body_fetched_at"] = body, now
                 _count(plan, "bodies_from_events")
     missing = [row for row in need_body if row.get("body") is None]
-    budget = max(0, plan.reply_body_cap)
-    to_fetch: list[tuple[str, dict[str, Any] | None]] = [(str(r["id"]), r) for r in missing[:budget]]
-    room = budget - len(to_fetch)
-    to_fetch += [(rid, None) for rid in deferred_ids[:room]]
-    _count(plan, "bodies_deferred", len(missing) - min(len(missing), budget) + max(0, len(deferred_ids) - max(room, 0)))
-    done = [row for row in need_body if row.get("body") is not None]
-    pending_list_rows = [r for r in missing[budget:]]  # land without body now (deferred)
+    room = max(0, plan.reply_body_cap - len(to_fetch))
+    to_fetch.extend(str(row["id"]) for row in missing[:room])
+    _count(plan, "bodies_deferred", max(0, len(missing) - room))
+    settled = [row for row in need_body if row.get("body") is not None] + missing[room:]
+    if settled:
+        progress.rows("replies", len(settled))
+        yield settled
 
-    def task_for(rid: str, row: dict[str, Any] | None) -> Callable[[Emit], None]:
+
+def _with_bodies(
+    client: OutreachClient,
+    plan: WorkspacePlan,
+    progress: WorkspaceProgress,
+    to_fetch: list[str],
+    deferred_ids: list[str],
+) -> Iterator[list[dict[str, Any]]]:
+    """GET /replies/{id} for `to_fetch` (new replies first), then for deferred ones in the room left under the cap."""
+    now = plan.synced_at
+    room = max(0, plan.reply_body_cap - len(to_fetch))
+    ids = to_fetch + deferred_ids[:room]
+    _count(plan, "bodies_deferred", max(0, len(deferred_ids) - room))
+
+    def task_for(rid: str) -> Callable[[Emit], None]:
         def run(emit: Emit) -> None:
             try:
                 full = client.get_data(f"/replies/{rid}")
@@ -340,9 +361,9 @@ def _with_bodies(
 
         return run
 
-    batch = done + pending_list_rows
+    batch: list[dict[str, Any]] = []
     fetched = 0
-    for out in fan_out([task_for(rid, row) for rid, row in to_fetch], workers=plan.workers):
+    for out in fan_out([task_for(rid) for rid in ids], workers=plan.workers):
         batch.append(out)
         fetched += 1
         progress.page("reply_bodies")

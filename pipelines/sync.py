@@ -132,10 +132,11 @@ def duckdb_memory_config() -> dict[str, Any]:
 
 def _bounded_files() -> None:
     """Rotate extract/normalize files every 100,000 rows (unless configured): normalize and load then
-    handle one bounded file at a time instead of a whole workspace's recipients at once."""
+    handle one bounded file at a time instead of a whole workspace's recipients at once.
+    dlt reads the extract writer's settings from [sources.data_writer] (not [extract.data_writer])."""
     import os
 
-    for stage in ("EXTRACT", "NORMALIZE"):
+    for stage in ("SOURCES", "NORMALIZE"):
         os.environ.setdefault(f"{stage}__DATA_WRITER__FILE_MAX_ITEMS", str(S.FILE_MAX_ROWS))
 
 
