@@ -1,7 +1,7 @@
 """Run one sync (ours or the baseline) in this process and print one JSON line with its figures.
 
 Started by `bench.sides.run_side` as `python -m bench.child`, so each side's peak RSS is its own
-(`ru_maxrss` of this process: interpreter, imports and the sync). The job arrives on stdin as JSON
+(`bench.peak`: VmHWM of this process: interpreter, imports and the sync). The job arrives on stdin as JSON
 (the API key included, so it never shows in the process list).
 """
 
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
-import resource
 import sys
 import time
 import traceback
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
+
+from bench.peak import peak_rss_mb
 
 RESULT_PREFIX = "BENCH_CHILD_RESULT "
 
@@ -114,7 +115,7 @@ def main() -> int:
         out["error"] = _describe(exc)
         traceback.print_exc(file=sys.stderr)
     out["wall_s"] = round(time.perf_counter() - started, 3)
-    out["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    out["peak_mb"] = peak_rss_mb()
     print(RESULT_PREFIX + json.dumps(out), flush=True)
     return 0
 

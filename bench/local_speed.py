@@ -23,13 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import resource
 import subprocess
 import sys
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
+
+from bench.peak import peak_rss_mb
 
 logger = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def _child(path: str, rows: int, workdir: Path) -> dict[str, Any]:
         "load_s": round(t3 - t2, 2),
         "total_s": round(total, 2),
         "rows_per_s": round(rows / total),
-        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_mb": peak_rss_mb(),
     }
 
 

@@ -3,7 +3,7 @@
 Cases: a 1M-recipient warehouse (the `large` scale: synthetic, or an existing synced
 warehouse with --warehouse PATH) and 10M synthetic recipients generated straight into
 DuckDB. Generation and each build run in their own child process, so `peak_rss_mb` is the
-build's own peak (ru_maxrss of the child). `vs_1m` is the 10M build time over the 1M build
+build's own peak (VmHWM of the child, `bench.peak`). `vs_1m` is the 10M build time over the 1M build
 time measured in the same run.
 
     .venv/bin/python bench/models_build.py                 # both cases
@@ -15,13 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench.peak import peak_rss_mb
 
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
 
@@ -45,7 +46,7 @@ def _child_build(path: str) -> None:
         "build_seconds": round(report.seconds, 2),
         "publish_seconds": round(report.publish_seconds, 2),
         "total_seconds": round(total, 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
         "data_tests_passed": report.passed,
         "slowest_model": f"{slowest.name} {slowest.seconds:.2f}s",
         "bi_size_mb": round(Path(report.bi_path or path).stat().st_size / 2**20, 1),

@@ -107,3 +107,13 @@ def test_a_side_past_the_memory_cap_is_stopped_and_reported(make_sandbox: Any, t
     assert not run.ok
     assert run.error is not None and "stopped by the bench (memory cap: 40 MB" in run.error
     assert run.peak_mb > 40 and run.rows == {}
+
+
+def test_a_child_reports_its_own_peak_not_its_parents() -> None:
+    """ru_maxrss would give the child at least the parent's RSS at fork (300 MB here)."""
+    ballast = bytearray(300 * 2**20)
+    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page: resident, not just reserved
+    code = "from bench.peak import peak_rss_mb; print(peak_rss_mb())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert 5 < float(out) < 150, out
+    del ballast

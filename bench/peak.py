@@ -1,0 +1,24 @@
+"""Peak resident memory of this process since it started, in MB.
+
+Not `ru_maxrss`: on Linux the kernel carries the high-water mark across exec, so a child's
+`ru_maxrss` starts at its parent's RSS at fork, and a child of a big process (the bench holding its
+snapshots) reports at least the parent's size. `VmHWM` in /proc/self/status is the peak of the
+process's own memory since exec. Elsewhere, `ru_maxrss` is the best there is.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+
+
+def peak_rss_mb() -> float:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)  # kB
+    except OSError:
+        pass
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024, 1)  # bytes on macOS
