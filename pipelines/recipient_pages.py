@@ -86,14 +86,17 @@ class StoredCampaign:
     pages: dict[int, StoredPage]
     candidates: dict[str, list[int]]  # counter -> pages, likeliest first
     positioned: bool = True  # False: some stored rows have no list_position (loaded before it existed)
-    rows: int = 0
-    totals: Vector = ZERO
 
-    def __post_init__(self) -> None:
-        self.rows = sum(p.rows for p in self.pages.values())
-        self.totals = ZERO
+    @property
+    def rows(self) -> int:
+        return sum(p.rows for p in self.pages.values())
+
+    @property
+    def totals(self) -> Vector:
+        total = ZERO
         for page in self.pages.values():
-            self.totals = _add(self.totals, page.vector)
+            total = _add(total, page.vector)
+        return total
 
     def is_contiguous(self, per_page: int) -> bool:
         """Pages 1..n, all full but the last: positions were written by whole-page reads."""
