@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test demo bench clean
+.PHONY: setup system-deps test demo bench clean
 
 setup: $(STAMP)
 
@@ -14,13 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-test: setup
+# PostgreSQL server binaries, Chromium and Node for the tests (apt-get when missing; never skipped)
+system-deps:
+	devtools/system-deps.sh
+
+test: setup system-deps
 	$(BIN)/python -m pytest
 
 demo: setup
 	$(BIN)/outreach demo
 
-bench: setup
+bench: setup system-deps
 	$(BIN)/python -m bench
 	$(BIN)/python -m bench --scenario full --scale large
 

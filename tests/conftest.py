@@ -39,3 +39,22 @@ def shared_small_sandbox() -> Iterator[Any]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """One real PostgreSQL server for the session (devtools.pgserver; started as the postgres user)."""
+    from devtools.pgserver import PostgresServer
+
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: Any, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on the session's PostgreSQL server, named after the test; its DSN."""
+    import re
+
+    name = "t_" + re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:50]
+    return str(pg_server.create_database(name))
