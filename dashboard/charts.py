@@ -126,14 +126,13 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def _unique_labels(rows: pd.DataFrame) -> list[str]:
-    labels: list[str] = []
-    for row in rows.itertuples(index=False):
-        label = f"{row.campaign_name} · v{row.variant_index}"
-        while label in labels:  # two campaigns of one name (in two workspaces)
-            label += " "
-        labels.append(label)
-    return labels
+def _variant_labels(rows: pd.DataFrame) -> list[str]:
+    """``<campaign> · v<index>``; a name that two campaigns share (in two workspaces) gets the id's start."""
+    ids_by_name = rows.groupby("campaign_name")["campaign_id"].nunique()
+    return [
+        f"{name} ({str(cid)[:6]}) · v{index}" if ids_by_name[name] > 1 else f"{name} · v{index}"
+        for name, cid, index in zip(rows["campaign_name"], rows["campaign_id"], rows["variant_index"])
+    ]
 
 
 def variants_figure(rows: pd.DataFrame) -> go.Figure:
@@ -164,7 +163,7 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     fig.add_trace(
         go.Bar(
             orientation="h",
-            y=_unique_labels(rows),
+            y=_variant_labels(rows),
             x=rate.to_numpy(),
             error_x={"type": "data", "array": (high - rate).clip(lower=0).to_numpy(),
                      "arrayminus": (rate - low).clip(lower=0).to_numpy(), "color": DARK, "thickness": 1.2},

@@ -109,6 +109,29 @@ def models(
 
 
 @app.command()
+def report(
+    duckdb: Annotated[
+        Optional[Path], typer.Option(help="Warehouse whose BI file to read (default data/outreach.duckdb).")
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="HTML file to write (default report.html beside the warehouse).")
+    ] = None,
+) -> None:
+    """Write the HTML dashboard, one self-contained file, from the BI file."""
+    from dashboard import ReportError, bi_path_for, configured_warehouse, report_path_for, write_report
+
+    warehouse = duckdb or configured_warehouse()
+    bi = bi_path_for(warehouse)
+    if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
+        _fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
+    try:
+        path = write_report(bi, out or report_path_for(warehouse))
+    except ReportError as exc:
+        _fail(str(exc))
+    typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
+
+
+@app.command()
 def demo(
     scale: Scale = Scale.small,
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
