@@ -200,7 +200,7 @@ def iso_weekday(value: object) -> int:
         if day is None:
             raise ReportError(f"send_time_performance.weekday has {value!r}: expected a day number or name")
         return day
-    number = int(str(value).strip()) if isinstance(value, str) else int(value)  # type: ignore[call-overload]
+    number = int(str(value).strip().split(".")[0])
     if not 0 <= number <= 7:
         raise ReportError(f"send_time_performance.weekday has {number}: expected 0 to 7 (0 and 7 are Sunday)")
     return number or 7

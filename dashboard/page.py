@@ -12,7 +12,7 @@ import html
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +108,7 @@ def render_page(data: ReportData, charts: Sequence[Chart], scopes: Iterable[Scop
         "charts": [{"key": c.key, "workspace_grain": c.workspace_grain} for c in charts],
         "workspaces": _workspace_menu(data),
     }
-    written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    written = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     as_of = _as_of(data)
     sections = "\n".join(
         f'<section class="card{" wide" if c.key in _WIDE else ""}" id="card-{c.key}">'

@@ -17,7 +17,7 @@ def configured_warehouse() -> Path:
     """The warehouse named by dlt config (``sources.outreach.duckdb_path``), else ``data/outreach.duckdb``."""
     import dlt
 
-    value = dlt.config.get("sources.outreach.duckdb_path")
+    value: object = dlt.config.get("sources.outreach.duckdb_path")
     return Path(str(value)) if value else DEFAULT_WAREHOUSE
 
 

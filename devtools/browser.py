@@ -26,8 +26,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = (
@@ -74,7 +73,7 @@ class HeadlessChromium:
         self._context: Any = None
         self._servers = ExitStack()
 
-    def __enter__(self) -> HeadlessChromium:
+    def __enter__(self) -> Self:
         from playwright.sync_api import sync_playwright
 
         executable = chromium_path()
@@ -95,7 +94,7 @@ class HeadlessChromium:
             raise
         return self
 
-    def __exit__(self, *exc: tuple[type[BaseException] | None, BaseException | None, TracebackType | None]) -> None:
+    def __exit__(self, *exc: object) -> None:
         try:
             if self._context is not None:
                 self._context.close()
@@ -153,5 +152,5 @@ def _served(directory: Path) -> Iterator[str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass

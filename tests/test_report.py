@@ -21,6 +21,7 @@ import duckdb
 import pandas as pd
 import pytest
 from plotly.offline import get_plotlyjs
+from test_report_support import sql, synthetic_bi
 
 from dashboard import ReportError, write_report
 from dashboard.data import ReportData, load
@@ -35,7 +36,6 @@ from dashboard.metrics import (
     send_time_grid,
     variant_rows,
 )
-from test_report_support import sql, synthetic_bi
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parent.parent

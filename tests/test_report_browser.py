@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql
 
 from dashboard import write_report
 from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP
 from dashboard.report import CHARTS
 from devtools.browser import HeadlessChromium, OpenedPage
 from pipelines.sync import run_sync
-from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql
 
 pytestmark = pytest.mark.timeout(300)
 BENCH_OUT = Path(__file__).resolve().parent.parent / "bench" / "out"
@@ -29,7 +29,7 @@ BENCH_OUT = Path(__file__).resolve().parent.parent / "bench" / "out"
 
 def _read_keys(sandbox: Any) -> list[str]:
     keys: dict[str, str] = {}
-    for entry in sandbox.keys():
+    for entry in sandbox.keys():  # noqa: SIM118 - the sandbox's /_sandbox/keys, not a dict
         if entry["level"] == "read":
             keys.setdefault(entry["workspace_id"], entry["key"])
     assert len(keys) >= 2

@@ -31,7 +31,7 @@ def test_wilson_interval_without_sends_is_none() -> None:
 
 @pytest.mark.parametrize("value", [1.005, 2.675, 0.125, 12.345, 99.995, 7.8349999, 0.0, 33.333333, 66.666666])
 def test_round2_rounds_like_duckdb(value: float) -> None:
-    assert round2(value) == duckdb.sql(f"select round({value!r}::double, 2)").fetchall()[0][0]
+    assert round2(value) == duckdb.connect().execute("select round(?::double, 2)", [value]).fetchall()[0][0]
 
 
 @pytest.mark.parametrize(
