@@ -103,6 +103,14 @@ def summary_text(bi_path: Path) -> str:
     return str(demo_summary(bi_path))
 
 
+def write_dashboard(warehouse: Path) -> str:
+    """Write the HTML dashboard beside the warehouse; the line telling where it is."""
+    from dashboard import bi_path_for, report_path_for, write_report
+
+    report = write_report(bi_path_for(warehouse), report_path_for(warehouse))
+    return f"Dashboard: {_shown(report)} (open it in a browser; `outreach report` writes it again)"
+
+
 def _shown(path: Path) -> str:
     """A path as the user would type it: relative to the working directory when inside it."""
     try:
@@ -136,12 +144,13 @@ def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> Non
     A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
     it hold the details).
     """
+    from dashboard import ReportError
     from models.errors import ModelError
     from pipelines.errors import OutreachError
 
     try:
         _run_demo(scale, duckdb_path)
-    except (OutreachError, ModelError) as exc:
+    except (OutreachError, ModelError, ReportError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
 
@@ -175,6 +184,8 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
             sandbox.stop()
     _say("")
     _say(summary_text(stages.bi_path_for(warehouse)))
+    _say("")
+    _say(write_dashboard(warehouse))
     _say("")
     _say(next_steps(warehouse))
     _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; sandbox and Prefect server stopped.")

@@ -331,3 +331,12 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.strip() == f"error: {warehouse_dir / 'w_bi.duckdb'} is a BI file: pass --duckdb with its " \
                                   "warehouse (w.duckdb beside it)"
+
+
+def test_demo_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path: Path) -> None:
+    from flows.demo import write_dashboard
+
+    shutil.copy(bi, tmp_path / "outreach_bi.duckdb")
+    line = write_dashboard(tmp_path / "outreach.duckdb")
+    assert line.startswith(f"Dashboard: {tmp_path / 'report.html'} ")
+    assert (tmp_path / "report.html").stat().st_size > 1_000_000
