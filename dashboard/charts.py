@@ -54,12 +54,13 @@ def _day_ticks(days: list[str]) -> dict[str, Any]:
 
 
 def _empty(fig: go.Figure, message: str) -> go.Figure:
-    fig.update_layout(
-        annotations=[{"text": message, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
-                      "font": {"size": 14, "color": "#5b6673"}}],
-        xaxis={"visible": False},
-        yaxis={"visible": False},
-    )
+    """The chart with its axes hidden and one note saying why it is empty."""
+    fig.layout.annotations = [
+        {"text": message, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
+         "font": {"size": 14, "color": "#5b6673"}}
+    ]
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
     return fig
 
 

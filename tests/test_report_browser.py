@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
-from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql
+from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql, synthetic_bi
 
 from dashboard import write_report
 from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP
@@ -146,3 +147,27 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
     shutil.copy(tmp_path / "report.png", BENCH_OUT / "report.png")
     shutil.copy(tmp_path / "report-campaign.png", BENCH_OUT / "report-campaign.png")
 
+
+
+def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path: Path) -> None:
+    """Workspaces synced, no campaign or mailbox yet: every chart still draws, with its own note."""
+    bi = synthetic_bi(tmp_path, recipients=1000)
+    con = duckdb.connect(str(bi))
+    for table in ("campaign_performance", "campaign_daily", "variant_performance", "reply_outcomes",
+                  "mailbox_daily", "mailbox_health", "lead_engagement"):
+        con.execute(f"delete from reporting.{table}")
+    con.close()
+    out = write_report(bi, tmp_path / "report.html")
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = open_checked(browser, out, ready=REPORT_READY)
+        notes = opened.evaluate(
+            """Object.fromEntries(Array.from(document.querySelectorAll('.chart')).map(el => [el.dataset.chart,
+               Array.from(el.querySelectorAll('svg.main-svg .annotation-text')).map(t => t.textContent).join('|')]))"""
+        )
+        assert _tile_texts(opened) == ["0", "-", "0", "-", "0 of 0"]
+        opened.page.screenshot(path=str(tmp_path / "empty.png"), full_page=True)
+    assert notes == {
+        "kpi": "", "funnel": "nobody contacted yet", "outcomes": "no replies yet", "daily": "no sends or replies yet",
+        "variants": "no A/B test here (one subject line per campaign)", "mailboxes": "no mailbox history yet",
+        "send_times": "no sends yet",
+    }
