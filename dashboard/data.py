@@ -13,6 +13,7 @@ charts fall back to today's columns and say so on the page.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -22,6 +23,8 @@ import duckdb
 import pandas as pd
 
 from dashboard.errors import ReportError
+
+log = logging.getLogger(__name__)
 
 SCHEMA = "reporting"
 _ALIAS = "bi"
@@ -129,6 +132,11 @@ def load(bi_path: str | Path) -> ReportData:
             send_time_performance=SEND_TIME_COLUMNS <= columns.get("send_time_performance", set()),
         )
         if not features.send_time_performance:
+            if "send_time_performance" in columns:
+                log.warning(
+                    "%s: reporting.send_time_performance lacks %s; the heatmap falls back to lead_engagement",
+                    path, ", ".join(sorted(SEND_TIME_COLUMNS - columns["send_time_performance"])),
+                )
             _require(path, columns, FALLBACK_SEND_TIMES)
         return ReportData(
             workspaces=_frame(con, _WORKSPACES),

@@ -171,3 +171,25 @@ def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path:
         "variants": "no A/B test here (one subject line per campaign)", "mailboxes": "no mailbox history yet",
         "send_times": "no sends yet",
     }
+
+
+def test_browser_helper_serves_a_site_and_reports_what_leaves_it(tmp_path: Path) -> None:
+    """What the report's check rests on: an outside request and a console error are caught, not missed.
+
+    The site reads a JSON file beside its page, as dbt's docs site reads manifest.json (``serve=True``).
+    """
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "manifest.json").write_text('{"nodes": 3}')
+    (site / "index.html").write_text(
+        "<!doctype html><html><body><p id='n'></p><img src='https://example.com/pixel.png'><script>"
+        "fetch('manifest.json').then(r => r.json()).then(m => { document.getElementById('n').textContent = m.nodes; "
+        "console.error('on purpose'); document.body.dataset.done = 'yes'; });</script></body></html>"
+    )
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = browser.open(site / "index.html", ready="document.body.dataset.done === 'yes'", serve=True)
+        assert opened.evaluate("document.getElementById('n').textContent") == "3"
+        assert opened.outside_requests == ["https://example.com/pixel.png"]
+        assert "on purpose" in opened.console_errors
+        with pytest.raises(AssertionError, match="requested"):
+            open_checked(browser, site / "index.html", ready="document.body.dataset.done === 'yes'", serve=True)
