@@ -96,6 +96,9 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
         assert opened.evaluate("document.body.dataset.renderError") is None
         _all_drawn(opened)
         opened.page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        links = opened.evaluate("Array.from(document.querySelectorAll('[src], [href]'), "
+                                "el => el.getAttribute('src') || el.getAttribute('href'))")
+        assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
 
         contacted, reply_rate, positive, bounce_rate = sql(
             bi, "select sum(count_recipients - count_pending) filter (where count_sent > 0), "
