@@ -1,6 +1,6 @@
 """The dashboard at scale: file size, write time and render time in headless Chromium; one JSON line.
 
-Default case: the synthetic warehouse of 500 campaigns and 1M recipients (models/synthetic.py)
+Default case: the synthetic warehouse of 500 campaigns, 1M recipients and 200 mailboxes (models/synthetic.py)
 built by the models, or ``--warehouse PATH`` for an existing warehouse with its BI file (e.g. one
 synced from the `large` sandbox). The baseline, measured in the same run and the same browser, is a
 page holding plotly.js and one small chart: ``render_vs_plotly_only`` is the report's render time
@@ -40,13 +40,14 @@ READY = "document.body.dataset.rendered === 'true' || document.body.dataset.rend
 OUT_DIR = ROOT / "bench" / "out"
 
 
-def _synthetic_warehouse(path: Path, recipients: int, campaigns: int) -> Path:
+def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, mailboxes: int) -> Path:
     """The synthetic raw warehouse (moving from models/ to devtools/ with the models track)."""
     try:
         from devtools.synthetic import make_raw_warehouse  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         from models.synthetic import make_raw_warehouse
-    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns))
+    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns,
+                                   mailboxes_per_workspace=mailboxes))
 
 
 def _build_models(warehouse: Path) -> None:
@@ -97,6 +98,7 @@ def main() -> int:
     parser.add_argument("--warehouse", type=Path, help="an existing warehouse whose BI file to draw (skips generation)")
     parser.add_argument("--recipients", type=int, default=1_000_000)
     parser.add_argument("--campaigns", type=int, default=500)
+    parser.add_argument("--mailboxes", type=int, default=100, help="per workspace (two): the large sandbox has 200")
     parser.add_argument("--runs", type=int, default=3, help="page loads to take the median of")
     parser.add_argument("--workdir", type=Path, help="where the warehouse goes (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -110,9 +112,11 @@ def main() -> int:
             warehouse = args.warehouse
             result["case"] = f"warehouse {warehouse}"
         else:
-            result["case"] = f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns"
+            result["case"] = (f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, "
+                              f"{2 * args.mailboxes} mailboxes")
             started = time.perf_counter()
-            warehouse = _synthetic_warehouse(workdir / "outreach.duckdb", args.recipients, args.campaigns)
+            warehouse = _synthetic_warehouse(workdir / "outreach.duckdb", args.recipients, args.campaigns,
+                                             args.mailboxes)
             _build_models(warehouse)
             result["generate_and_build_s"] = round(time.perf_counter() - started, 2)
         bi = bi_path_for(warehouse)

@@ -137,7 +137,7 @@ def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
         long["low"] = float("nan")
         long["high"] = float("nan")
     else:
-        grouped = mailbox_daily.groupby("activity_date")[metrics]
+        grouped = mailbox_daily.groupby("activity_date")
         frames = []
         for metric in metrics:
             stats = grouped[metric].agg(["mean", "min", "max"]).reset_index()
@@ -147,7 +147,7 @@ def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
                         "series": f"mean of {mailboxes} mailboxes",
                         "activity_date": stats["activity_date"],
                         "metric": metric,
-                        "value": stats["mean"].round(2),
+                        "value": [round2(float(v)) for v in stats["mean"]],
                         "low": stats["min"],
                         "high": stats["max"],
                     }

@@ -27,6 +27,7 @@ from dashboard import ReportError, write_report
 from dashboard.data import ReportData, load
 from dashboard.metrics import (
     HEALTHY_REPUTATION,
+    MAX_MAILBOX_LINES,
     HEALTHY_WARMUP,
     daily_series,
     funnel_stages,
@@ -125,6 +126,23 @@ def test_workspace_charts_equal_their_tables(bi: Path) -> None:
                            "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
                            "order by 1, 2", [workspace_id])
     assert [(r.series, r.activity_date, r.value) for r in reputation.itertuples()] == expected_rep
+
+
+def test_many_mailboxes_show_their_daily_mean_and_range(tmp_path: Path) -> None:
+    bi = synthetic_bi(tmp_path, recipients=1000, mailboxes=MAX_MAILBOX_LINES + 2)
+    workspace_id = _workspace(bi)
+    series = mailbox_series(load(bi).for_workspace(workspace_id).mailbox_daily)
+    assert set(series["series"]) == {f"mean of {MAX_MAILBOX_LINES + 2} mailboxes"}
+    for metric in ("reputation_score", "max_utilisation_pct"):
+        expected = sql(bi, f"select activity_date, round(avg({metric}), 2), min({metric}), max({metric}) "
+                           "from reporting.mailbox_daily where workspace_id = ? group by 1 order by 1", [workspace_id])
+        got = series[series["metric"] == metric]
+        assert [(r.activity_date, r.value, r.low, r.high) for r in got.itertuples()] == expected
+    warmup = series[series["metric"] == "warmup_health_score"]
+    expected = sql(bi, "select d.activity_date, round(avg(d.warmup_health_score), 2) from reporting.mailbox_daily d "
+                       "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
+                       "and h.is_warmup_enabled group by 1 order by 1", [workspace_id])
+    assert [(r.activity_date, r.value) for r in warmup.itertuples()] == expected
 
 
 def test_send_time_fallback_equals_pandas_over_lead_engagement(bi: Path) -> None:

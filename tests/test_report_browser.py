@@ -19,7 +19,7 @@ import pytest
 from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql, synthetic_bi
 
 from dashboard import write_report
-from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP
+from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP, MAX_MAILBOX_LINES
 from dashboard.report import CHARTS
 from devtools.browser import HeadlessChromium, OpenedPage
 from pipelines.sync import run_sync
@@ -174,6 +174,17 @@ def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path:
         "variants": "no A/B test here (one subject line per campaign)", "mailboxes": "no mailbox history yet",
         "send_times": "no sends yet",
     }
+
+
+def test_report_with_many_mailboxes_draws_their_mean_and_range(tmp_path: Path) -> None:
+    bi = synthetic_bi(tmp_path, recipients=1000, mailboxes=MAX_MAILBOX_LINES + 2)
+    out = write_report(bi, tmp_path / "report.html")
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = open_checked(browser, out, ready=REPORT_READY)
+        _all_drawn(opened)
+        names = opened.evaluate("Array.from(document.getElementById('chart-mailboxes')._fullData, t => t.name)")
+        assert f"mean of {2 * (MAX_MAILBOX_LINES + 2)} mailboxes" in names and "min to max" in names
+        assert opened.evaluate("document.querySelectorAll('#chart-mailboxes .cartesianlayer path.js-fill').length") == 3
 
 
 def test_browser_helper_serves_a_site_and_reports_what_leaves_it(tmp_path: Path) -> None:

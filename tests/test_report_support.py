@@ -29,11 +29,13 @@ def build_bi(warehouse: Path) -> Path:
     return Path(report.bi_path)
 
 
-def synthetic_bi(directory: Path, *, recipients: int = 5000, workspaces: int = 2) -> Path:
-    """A BI file built from the synthetic raw warehouse (models/synthetic.py)."""
+def synthetic_bi(directory: Path, *, recipients: int = 5000, workspaces: int = 2, mailboxes: int = 3) -> Path:
+    """A BI file built from the synthetic raw warehouse (models/synthetic.py); ``mailboxes`` per workspace."""
     from models.synthetic import make_raw_warehouse
 
-    return build_bi(make_raw_warehouse(directory / "outreach.duckdb", recipients=recipients, workspaces=workspaces))
+    warehouse = make_raw_warehouse(directory / "outreach.duckdb", recipients=recipients, workspaces=workspaces,
+                                   mailboxes_per_workspace=mailboxes)
+    return build_bi(warehouse)
 
 
 def sql(bi: Path, query: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
