@@ -27,8 +27,8 @@ from dashboard import ReportError, write_report
 from dashboard.data import ReportData, load
 from dashboard.metrics import (
     HEALTHY_REPUTATION,
-    MAX_MAILBOX_LINES,
     HEALTHY_WARMUP,
+    MAX_MAILBOX_LINES,
     daily_series,
     funnel_stages,
     kpi_tiles,
