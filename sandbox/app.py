@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from .clock_header import SimulatedDate
 from .control import Faults, Metrics, RateLimiter
 from .errors import install_handlers
 from .gate import ApiGate
@@ -61,4 +62,5 @@ def create_app(settings: SandboxSettings) -> FastAPI:
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(control.router)
     app.add_middleware(ApiGate, runtime=runtime)
+    app.add_middleware(SimulatedDate, runtime=runtime)  # outermost: dates every answer, the gate's too
     return app

@@ -23,6 +23,7 @@ from .vocab import REPLY_TYPE_WEIGHTS, REPLY_TYPES
 
 TICK = 600.0
 HOUR = 3600.0
+SKIP_MARGIN = 3 * HOUR  # more than any change of a zone's UTC offset within one local day
 _OPEN_TO = (ACTIVE, SENT, COMPLETED)  # statuses a reply or an unsubscribe can still change
 
 
@@ -31,6 +32,11 @@ class Simulator:
         self.state = state
         self.webhooks = webhooks
         self.rng = state.rng
+        self._closed: dict[str, tuple[float, tuple[str, str, str, list[str]]]] = {}  # campaign id -> (until, window)
+
+    def rng_of(self, ws: Workspace) -> np.random.Generator:
+        """The workspace's own generator (workspaces after the second), else the shared one."""
+        return ws.rng if ws.rng is not None else self.rng
 
     # ---- driver ------------------------------------------------------------------------------
     def advance(self, seconds: float) -> None:
@@ -72,14 +78,31 @@ class Simulator:
 
     # ---- sending -----------------------------------------------------------------------------
     def _window(self, c: Campaign, t0: float, t1: float) -> tuple[float, float] | None:
-        """The part of [t0, t1) inside the campaign's send window, or None."""
-        weekday, secs = local_position(t0, c.timezone)
-        if WEEKDAYS[weekday] not in c.days:
+        """The part of [t0, t1) inside the campaign's send window, or None.
+
+        When it is None, the campaign is remembered as closed until a time no later than its window can next open
+        (a local-day boundary or today's start, less SKIP_MARGIN for offset changes), so later ticks skip the
+        timezone arithmetic: this is what keeps advances cheap with hundreds of workspaces, and gives exactly the
+        same answers as computing it every tick.
+        """
+        shape = (c.window_start, c.window_end, c.timezone, c.days)
+        closed = self._closed.get(c.id)
+        if closed is not None and t1 <= closed[0] and closed[1] == shape:
             return None
+        weekday, secs = local_position(t0, c.timezone)
         start, end = hhmm_minutes(c.window_start) * 60, hhmm_minutes(c.window_end) * 60
+        if WEEKDAYS[weekday] not in c.days:
+            self._closed[c.id] = (t0 + DAY - secs - SKIP_MARGIN, shape)
+            return None
         begin = t0 + max(0.0, start - secs)
         stop = min(t1, t0 + (end - secs))
-        return (begin, stop) if stop > begin else None
+        if stop > begin:
+            return begin, stop
+        if secs < start:
+            self._closed[c.id] = (t0 + start - secs - SKIP_MARGIN, shape)
+        elif secs >= end + SKIP_MARGIN:
+            self._closed[c.id] = (t0 + DAY - secs - SKIP_MARGIN, shape)
+        return None
 
     def _send(self, ws: Workspace, c: Campaign, t0: float, t1: float) -> bool:
         if c.scheduled_at is not None and c.scheduled_at > t0:
@@ -121,7 +144,7 @@ class Simulator:
         return True
 
     def _apply_sends(self, ws: Workspace, c: Campaign, rows: np.ndarray, times: np.ndarray, mbs: np.ndarray) -> None:
-        rng, r, k = self.rng, c.recipients, rows.size
+        rng, r, k = self.rng_of(ws), c.recipients, rows.size
         first = r.step[rows] == 0
         r.variant[rows[first]] = rng.integers(0, len(c.subject_lines), int(first.sum()))
         r.step[rows] += 1
@@ -183,7 +206,7 @@ class Simulator:
 
     # ---- events ------------------------------------------------------------------------------
     def _events(self, ws: Workspace, c: Campaign, t1: float) -> None:
-        r, d = c.recipients, self.state.directory
+        r, d, rng = c.recipients, self.state.directory, self.rng_of(ws)
         rows = np.flatnonzero(r.open_due <= t1)
         for row in rows.tolist():
             t = float(r.open_due[row])
@@ -206,7 +229,7 @@ class Simulator:
             r.reply_due[row] = INF
             if int(r.status[row]) not in _OPEN_TO:
                 continue
-            code = int(self.rng.choice(len(REPLY_TYPES), p=REPLY_TYPE_WEIGHTS))
+            code = int(rng.choice(len(REPLY_TYPES), p=REPLY_TYPE_WEIGHTS))
             r.status[row] = REPLIED
             r.replied[row] = t
             r.reply_type[row] = code
@@ -215,7 +238,7 @@ class Simulator:
             if np.isnan(r.opened[row]) and c.track_opens:
                 r.opened[row] = t - 60
             c.variant_replied[max(int(r.variant[row]), 0)] += 1
-            rep = make_replies(ws, c, np.array([row]), np.array([t]), np.array([code]), d, self.rng, self.state.now)[0]
+            rep = make_replies(ws, c, np.array([row]), np.array([t]), np.array([code]), d, rng, self.state.now)[0]
             ws.add_reply(rep)
             if REPLY_TYPES[code] == "unsubscribe":
                 ws.blacklist.add(int(r.person[row]))
