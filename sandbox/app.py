@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from .clock_header import SimulatedDate
 from .control import Faults, Metrics, RateLimiter
+from .drift import Drift
 from .errors import install_handlers
 from .gate import ApiGate
 from .routers import account, campaign_writes, campaigns, control, hooks, mailboxes, replies, search
@@ -31,6 +32,7 @@ class Runtime:
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate_limit)
         self.faults = Faults()
+        self.drift = Drift()
         self.webhooks = Webhooks()
         self.simulator = Simulator(self.state, self.webhooks)
         self._clock_lock = threading.Lock()

@@ -112,6 +112,10 @@ class _Client:
     def set_faults(self, **kw: Any) -> dict[str, Any]:
         return dict(self._call("POST", "/_sandbox/faults", kw)["data"])
 
+    def set_drift(self, **kw: bool) -> dict[str, bool]:
+        """Schema drift from now on (`new_fields`, `unknown_enums`, `string_numbers`); no arguments turn it off."""
+        return dict(self._call("POST", "/_sandbox/drift", kw)["data"])
+
     def set_rate_limit(self, per_minute: int) -> None:
         self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
 
