@@ -23,7 +23,6 @@ from .vocab import REPLY_TYPE_WEIGHTS, REPLY_TYPES
 
 TICK = 600.0
 HOUR = 3600.0
-SKIP_MARGIN = 3 * HOUR  # more than any change of a zone's UTC offset within one local day
 _OPEN_TO = (ACTIVE, SENT, COMPLETED)  # statuses a reply or an unsubscribe can still change
 
 
@@ -32,7 +31,6 @@ class Simulator:
         self.state = state
         self.webhooks = webhooks
         self.rng = state.rng
-        self._closed: dict[str, tuple[float, tuple[str, str, str, list[str]]]] = {}  # campaign id -> (until, window)
 
     def rng_of(self, ws: Workspace) -> np.random.Generator:
         """The workspace's own generator (workspaces after the second), else the shared one."""
@@ -78,31 +76,14 @@ class Simulator:
 
     # ---- sending -----------------------------------------------------------------------------
     def _window(self, c: Campaign, t0: float, t1: float) -> tuple[float, float] | None:
-        """The part of [t0, t1) inside the campaign's send window, or None.
-
-        When it is None, the campaign is remembered as closed until a time no later than its window can next open
-        (a local-day boundary or today's start, less SKIP_MARGIN for offset changes), so later ticks skip the
-        timezone arithmetic: this is what keeps advances cheap with hundreds of workspaces, and gives exactly the
-        same answers as computing it every tick.
-        """
-        shape = (c.window_start, c.window_end, c.timezone, c.days)
-        closed = self._closed.get(c.id)
-        if closed is not None and t1 <= closed[0] and closed[1] == shape:
-            return None
+        """The part of [t0, t1) inside the campaign's send window, or None."""
         weekday, secs = local_position(t0, c.timezone)
-        start, end = hhmm_minutes(c.window_start) * 60, hhmm_minutes(c.window_end) * 60
         if WEEKDAYS[weekday] not in c.days:
-            self._closed[c.id] = (t0 + DAY - secs - SKIP_MARGIN, shape)
             return None
+        start, end = hhmm_minutes(c.window_start) * 60, hhmm_minutes(c.window_end) * 60
         begin = t0 + max(0.0, start - secs)
         stop = min(t1, t0 + (end - secs))
-        if stop > begin:
-            return begin, stop
-        if secs < start:
-            self._closed[c.id] = (t0 + start - secs - SKIP_MARGIN, shape)
-        elif secs >= end + SKIP_MARGIN:
-            self._closed[c.id] = (t0 + DAY - secs - SKIP_MARGIN, shape)
-        return None
+        return (begin, stop) if stop > begin else None
 
     def _send(self, ws: Workspace, c: Campaign, t0: float, t1: float) -> bool:
         if c.scheduled_at is not None and c.scheduled_at > t0:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from sandbox_fingerprint import digest, workspace_view
 
+from bench.sandbox_start import vm_hwm_mb
 from pipelines import spool
 from receiver.server import ReceiverServer
 from sandbox.seed import WORKSPACES, extra_workspace_name
@@ -146,21 +147,13 @@ def test_a_later_workspace_signs_deliveries_with_its_own_secret(make_sandbox: An
     assert {r["workspace_id"] for r in records} == {mine[0]["workspace_id"]}
 
 
-def _vm_hwm_mb(pid: int) -> float:
-    """Peak resident memory (VmHWM) of a running process, as bench/peak.py reads it for itself."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmHWM in /proc/<pid>/status")
-
-
 def test_five_hundred_tiny_workspaces_start_in_a_minute_under_two_gigabytes() -> None:
     started = time.perf_counter()
     with SandboxProcess(scale="tiny", rate_limit=0, workspaces=500, start_timeout=120) as sb:
         elapsed = time.perf_counter() - started
         assert sb.pid is not None
         keys = sb.keys()
-        peak = _vm_hwm_mb(sb.pid)
+        peak = vm_hwm_mb(sb.pid)
         last = keys[-1]
         with _client(sb, last["key"]) as c:
             assert c.get("/account").json()["data"]["workspace"]["id"] == last["workspace_id"]
