@@ -73,7 +73,7 @@ def _secrets(signing_secret: str | Mapping[str, str]) -> dict[str | None, str]:
     if isinstance(signing_secret, str):
         secrets: dict[str | None, str] = {None: signing_secret}
     else:
-        secrets = dict(signing_secret)
+        secrets = {workspace_id: secret for workspace_id, secret in signing_secret.items()}
     if not secrets or not all(isinstance(s, str) and s for s in secrets.values()):
         raise ValueError("a webhook signing secret is required: set SOURCES__OUTREACH__SIGNING_SECRET")
     return secrets

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 FLAGS = ("new_fields", "unknown_enums", "string_numbers")
 

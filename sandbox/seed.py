@@ -44,7 +44,10 @@ class Sizes:
 def workspace_sizes(scale: Scale) -> tuple[Sizes, Sizes]:
     """(first, second): the scale's totals split two thirds (rounded up) / one third. Every workspace after the
     second has the first one's size: that is "one workspace of the scale"."""
-    first = Sizes(*(math.ceil(n * 2 / 3) for n in (scale.campaigns, scale.recipients, scale.mailboxes)),
+    def two_thirds(n: int) -> int:
+        return math.ceil(n * 2 / 3)
+
+    first = Sizes(two_thirds(scale.campaigns), two_thirds(scale.recipients), two_thirds(scale.mailboxes),
                   lists=scale.lists, list_rows=scale.list_rows)
     second = Sizes(scale.campaigns - first.campaigns, scale.recipients - first.recipients,
                    scale.mailboxes - first.mailboxes, lists=scale.lists, list_rows=scale.list_rows)
@@ -172,7 +175,9 @@ def _seed_mailboxes(ws: Workspace, count: int, domain: str, rng: np.random.Gener
         )
 
 
-def _seed_campaigns(ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d, rng, now: float) -> int:
+def _seed_campaigns(
+    ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d: Directory, rng: np.random.Generator, now: float
+) -> int:
     statuses = [STATUS_PATTERN[i % len(STATUS_PATTERN)] for i in range(count)]
     first_draft = statuses.index("draft") if "draft" in statuses else -1
     weights = np.array(

@@ -110,7 +110,7 @@ def test_fifty_workspaces_each_with_its_own_keys_secret_and_data(make_sandbox: A
     assert len(everything) == sum(len(ids) for ids in campaigns.values()) == 2 + 1 + 48 * 2  # no campaign in two
     ws_ids = list(groups)
     for i, ws_id in enumerate(ws_ids):  # each key sees only its own workspace: a neighbour's campaign is a 404
-        neighbour = sorted(campaigns[ws_ids[(i + 1) % len(ws_ids)]])[0]
+        neighbour = min(campaigns[ws_ids[(i + 1) % len(ws_ids)]])
         with _client(sb, _key(groups[ws_id], "read")) as c:
             assert c.get(f"/campaigns/{neighbour}").status_code == 404
             assert c.get("/replies", params={"campaign_id": neighbour}).status_code == 422
