@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -161,3 +164,22 @@ def test_five_hundred_tiny_workspaces_start_in_a_minute_under_two_gigabytes() ->
     assert elapsed < 60, f"500 tiny workspaces took {elapsed:.1f} s to start"
     assert peak < 2048, f"500 tiny workspaces peaked at {peak:.0f} MB"
     print(json.dumps({"workspaces": 500, "start_s": round(elapsed, 1), "peak_rss_mb": round(peak)}))
+
+
+def test_outreach_sandbox_command_takes_workspaces() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "sandbox", "--scale", "tiny", "--workspaces", "3",
+                             "--port", "0", "--rate-limit", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"listening on (http://\S+?)/api/v1", line)
+        assert match, line
+        assert "3 workspaces" in line
+        keys = httpx.get(match.group(1) + "/_sandbox/keys", timeout=10).json()["data"]
+        assert len({k["workspace_id"] for k in keys}) == 3 and len(keys) == 7
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    refused = subprocess.run([sys.executable, "-m", "flows.cli", "sandbox", "--workspaces", "0"], capture_output=True,
+                             text=True, timeout=60)
+    assert refused.returncode != 0 and "--workspaces" in refused.stderr
