@@ -46,6 +46,7 @@ def sandbox(
     port: int = 8765,
     seed: int = 7,
     scale: Scale = Scale.small,
+    workspaces: Annotated[int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")] = 2,
     rate_limit: Annotated[int, typer.Option(help="Requests a minute per key; 0 turns the limit off.")] = 120,
     latency_ms: int = 0,
     insecure_hooks: Annotated[bool, typer.Option(help="Also allow http webhook targets on loopback.")] = False,
@@ -61,6 +62,7 @@ def sandbox(
         rate_limit=rate_limit,
         latency_ms=latency_ms,
         insecure_hooks=insecure_hooks,
+        workspaces=workspaces,
     )
 
 
