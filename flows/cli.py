@@ -76,7 +76,6 @@ def sync(
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.errors import OutreachError
     from pipelines.sync import run_sync
 
     try:
@@ -88,9 +87,19 @@ def sync(
             spool_dir=spool,
             progress=progress,
         )
-    except OutreachError as exc:
-        _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
+        _fail_explained(exc, duckdb)
     typer.echo(report.summary())
+
+
+def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
+    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
+    import logging
+
+    from pipelines.diagnose import configured_path, explain
+
+    logging.getLogger("outreach").debug("failed", exc_info=exc)
+    _fail(explain(exc, configured_path(duckdb)))
 
 
 @app.command()

@@ -412,10 +412,11 @@ def load_workspace(extracted: Extracted) -> WorkspaceReport:
         inner = unwrap_error(exc)
         if isinstance(inner, OutreachError):
             raise inner from None
+        from pipelines.diagnose import explain, warehouse_path_of  # reliab: the root cause, in one line
+
         raise OutreachError(
-            f"loading workspace {report.workspace_id} into the warehouse failed ({type(inner).__name__}: "
-            f"{str(inner).splitlines()[0][:200] if str(inner) else ''}): fix the cause and rerun; "
-            "the pending load resumes"
+            f"loading workspace {report.workspace_id} into the warehouse failed: "
+            f"{explain(exc, warehouse_path_of(pipeline))}; the pending load resumes at the next run"
         ) from exc
     report.stage_seconds["load"] = round(time.monotonic() - t0, 3)
     extracted.progress.set_stage("done")
@@ -459,6 +460,9 @@ def run_sync(
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     started = time.monotonic()
+    from pipelines.diagnose import preflight_configured  # reliab: the warehouse is checked before any API request
+
+    preflight_configured(duckdb_path)
     accounts: dict[int, Any] = {}
     if api_keys and base_url:  # fail fast on a bad key, before dlt and friends are even imported
         accounts = check_keys(list(api_keys), base_url, request_timeout)
