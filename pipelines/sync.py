@@ -329,7 +329,10 @@ def extract_workspace(
             page_guides=guides,
         )
         progress.set_stage("extract")
-        pipeline.extract(outreach_source(client, plan, progress), loader_file_format="parquet")
+        from pipelines.shaping import DriftGuard  # reliab: type drift coerced and counted before dlt sees it
+
+        drift = DriftGuard.from_pipeline(pipeline)
+        pipeline.extract(drift.attach(outreach_source(client, plan, progress)), loader_file_format="parquet")
         t_extract = time.monotonic() - started
         progress.set_stage("normalize")
         t0 = time.monotonic()
@@ -364,6 +367,7 @@ def extract_workspace(
         campaigns_read_whole=sum(1 for g in plan.page_guides.values() if g.reason),
         stage_seconds={"extract": round(t_extract, 3), "normalize": round(t_normalize, 3)},
     )
+    drift.fill(report)  # reliab: drift counts into the summary
     progress.set_stage("extracted")
     return Extracted(pipeline=pipeline, report=report, synced_at=synced_at, progress=progress)
 

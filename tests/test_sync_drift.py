@@ -1,0 +1,107 @@
+"""Type drift, unknown enum values and broken paging at the sync, against the sandbox's own drift and
+`ignore_page` fault (POST /_sandbox/drift, /_sandbox/faults; issue 12 items 6, 7 and 8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sync_support import admin_keys, query
+
+from pipelines.errors import PagingError
+from pipelines.sync import run_sync
+
+
+def _sync(sb: Any, tmp: Path, mode: str, key: str) -> Any:
+    return run_sync(
+        mode=mode,
+        api_keys=[key],
+        base_url=sb.base_url,
+        duckdb_path=tmp / "outreach.duckdb",
+        pipelines_dir=tmp / "pipelines",
+        spool_dir=tmp / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
+
+
+def _variant_columns(db: Path) -> list[tuple[Any, ...]]:
+    return query(
+        db,
+        "select table_name, column_name from information_schema.columns "
+        "where table_schema = 'outreach' and column_name like '%\\_\\_v\\_%' escape '\\'",
+    )
+
+
+def _numbers(db: Path) -> dict[str, Any]:
+    return {
+        "current_step": query(db, "select sum(current_step) from outreach.outreach.campaign_recipients")[0][0],
+        "stats_sent": query(db, "select sum(stats__sent) from outreach.outreach.campaigns where _dlt_valid_to is null")[0][0],
+        "totals_sent": query(db, "select sum(totals__sent) from outreach.outreach.campaign_stats")[0][0],
+        "daily_send_limit": query(
+            db, "select sum(daily_send_limit) from outreach.outreach.email_accounts where _dlt_valid_to is null"
+        )[0][0],
+    }
+
+
+def test_numbers_sent_as_text_from_the_first_sync_are_coerced_and_enum_drift_is_counted(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb)[0]
+    clean = tmp_path / "clean"
+    _sync(sb, clean, "full", key)
+    expected = _numbers(clean / "outreach.duckdb")
+
+    sb.set_drift(string_numbers=True, unknown_enums=True, new_fields=True)
+    drifted = tmp_path / "drifted"
+    report = _sync(sb, drifted, "full", key)  # a first sync that only ever saw numbers as text
+    db = drifted / "outreach.duckdb"
+    assert _numbers(db) == expected
+    assert _variant_columns(db) == []
+    types = dict(query(db, "select column_name, data_type from information_schema.columns "
+                           "where table_name = 'campaign_stats' and column_name like 'totals__%'"))
+    assert types and set(types.values()) == {"BIGINT"}
+
+    ws = report.workspaces[0]
+    assert ws.uncoerced == {}
+    assert ws.coerced["campaign_recipients.current_step"] > 0 and ws.coerced["campaign_stats.totals__sent"] > 0
+    assert ws.coerced["email_accounts.daily_send_limit"] > 0 and ws.coerced["campaigns.stats__sent"] > 0
+    unknown = {k.split("=")[0] for k in ws.unknown_values}
+    assert {"campaign_recipients.status", "campaigns.status"} <= unknown
+    assert all(k.split("=")[1] in ("hard_bounced", "queued", "in_progress", "delivered", "engaged", "opted_out",
+                                   "finished", "in_review", "running", "on_hold", "archived")
+               for k in ws.unknown_values)
+    assert any(k.startswith("replies.reply_type=") and k.endswith("_v2") for k in ws.new_values)
+    assert any(k.startswith("email_accounts.provider=") for k in ws.new_values)
+    stored = query(db, "select status, count(*) from outreach.outreach.campaign_recipients group by status")
+    assert sum(n for status, n in stored if status in ("hard_bounced", "queued", "in_progress", "delivered",
+                                                        "engaged", "opted_out", "finished")) == sum(
+        n for k, n in ws.unknown_values.items() if k.startswith("campaign_recipients.status="))
+    summary = report.summary()
+    assert "WARNING enum values the API spec does not name" in summary and "campaign_recipients.status=" in summary
+    assert "new values seen" in summary and "coerced without loss" in summary
+    assert "WARNING type drift" not in summary
+
+    # the same API, drift on, into the warehouse synced before: the stored types win, still no variant
+    again = _sync(sb, clean, "full", key)
+    assert _variant_columns(clean / "outreach.duckdb") == [] and again.workspaces[0].uncoerced == {}
+    assert _numbers(clean / "outreach.duckdb") == expected
+
+
+def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="small", rate_limit=0)
+    key = admin_keys(sb)[0]
+    _sync(sb, tmp_path, "full", key)
+    db = tmp_path / "outreach.duckdb"
+    before = query(db, "select count(*), max(_dlt_load_id) from outreach.outreach.campaign_recipients")
+    sb.advance(3600)
+    sb.set_faults(ignore_page=True)
+    with pytest.raises(PagingError) as info:
+        _sync(sb, tmp_path, "full", key)
+    message = str(info.value)
+    assert "\n" not in message and "but the API answered page 1 (meta.current_page)" in message
+    assert message.startswith("GET /campaigns/") or message.startswith("GET /replies")
+    assert query(db, "select count(*), max(_dlt_load_id) from outreach.outreach.campaign_recipients") == before
