@@ -166,19 +166,26 @@ def hooks_listen(
     listen(host=host, port=port, spool_dir=spool)
 
 
+HooksRecordOption = Annotated[
+    Optional[Path],
+    typer.Option("--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."),
+]
+
+
 @hooks_app.command("subscribe")
 def hooks_subscribe(
     target: Annotated[str, typer.Option(help="The URL deliveries go to.")],
     event: Annotated[Optional[list[str]], typer.Option(help="Event key; repeat. Default: all six.")] = None,
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Subscribe TARGET to events through the API."""
+    """Subscribe TARGET to events through the API, and record each subscription."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import subscribe
 
     try:
-        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key):
+        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key, duckdb_path=duckdb):
             typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
@@ -189,13 +196,30 @@ def hooks_unsubscribe(
     subscription_id: Annotated[str, typer.Argument(metavar="ID")],
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Delete a subscription by id."""
+    """Delete a subscription by id, and mark it deleted in the record."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import unsubscribe
 
     try:
-        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key))
+        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
+    except OutreachError as exc:
+        _fail(str(exc))
+
+
+@hooks_app.command("list")
+def hooks_list(
+    duckdb: HooksRecordOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Also the deleted ones, with status and time.")] = False,
+) -> None:
+    """The subscriptions made with `outreach hooks subscribe` (the API cannot list them); no API request."""
+    from pipelines.errors import OutreachError
+    from pipelines.hooks_admin import list_subscriptions
+
+    try:
+        for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
+            typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
 
