@@ -103,6 +103,25 @@ def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
 
 
 @app.command()
+def check(
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL ending in /api/v1.")] = None,
+    api_key: Annotated[
+        Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
+    ] = None,
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+) -> None:
+    """Show where each setting comes from, test each key against the API and that the warehouse can be
+    written; one line per problem, non-zero if there is one. Keys are shown masked."""
+    from pipelines.check import run_check
+
+    report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)
+    for line in report.lines:
+        typer.echo(line)
+    if report.problems:
+        raise typer.Exit(1)
+
+
+@app.command()
 def models(
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
     publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build.")] = True,
