@@ -359,8 +359,14 @@ class OutreachClient:
                 "page: the API's paging skips rows; stopped before loading anything"
             )
 
+    def paging_progress(self) -> dict[str, tuple[int, int]]:
+        """Per listing read so far (its path, plus its filters if any): (pages read, `meta.last_page` known)."""
+        with self._state_lock:
+            listings = dict(self._listings)
+        return {key: listing.progress() for key, listing in listings.items()}
+
     def _listing(self, path: str, params: Mapping[str, Any] | None) -> _Listing:
-        key = path + "?" + json.dumps(sorted((params or {}).items()), default=str)
+        key = path + ("?" + json.dumps(sorted(params.items()), default=str) if params else "")
         with self._state_lock:
             listing = self._listings.get(key)
             if listing is None:
@@ -588,7 +594,12 @@ class _Listing:
         self._lock = threading.Lock()
         self._pages: dict[str, int] = {}  # digest of a page's row ids -> page number
         self._last_page = 0
+        self._read = 0
         self._stats = stats
+
+    def progress(self) -> tuple[int, int]:
+        with self._lock:
+            return self._read, self._last_page
 
     def observe(self, path: str, page: int, items: list[Any], last_page: int) -> None:
         ids = _row_ids(items)
@@ -604,6 +615,7 @@ class _Listing:
                 self._pages[digest] = page
             known = max(self._last_page, last_page)
             grown, self._last_page = known - self._last_page, known
+            self._read += 1
         self._stats.add(pages_read=1, pages_known=grown)
 
 

@@ -281,6 +281,7 @@ def extract_workspace(
         api_key, cfg.base_url, rate_limit_per_minute=cfg.rate_limit_per_minute, timeout=cfg.request_timeout
     )
     progress.stats_source = client.stats.snapshot
+    progress.paging_source = client.paging_progress  # reliab: pages read/known for the ETA
     started = time.monotonic()
     try:
         progress.set_stage("account")
@@ -301,6 +302,9 @@ def extract_workspace(
         old_fps: dict[str, str] = dict(state.get("fingerprints") or {})
         new_fps = {str(c["id"]): campaign_fingerprint(c) for c in campaigns if c.get("id")}
         changed = [cid for cid, fp in new_fps.items() if mode == "full" or old_fps.get(cid) != fp]
+        from pipelines.progress import expected_recipient_pages  # reliab: the ETA knows the pages to come
+
+        progress.expect(expected_recipient_pages(campaigns, changed, mode, S.PER_PAGE_RECIPIENTS))
         synced_at = datetime.now(timezone.utc)
         from pipelines.source import WorkspacePlan, outreach_source
 
