@@ -413,9 +413,10 @@ class OutreachClient:
         """The one-line error once retries are used up, naming what kept failing."""
         if isinstance(last, _Retryable) and last.kind == "connect":
             if not self._answered:
-                return ServiceUnreachableError(f"{last.reason}: is the service running, is the URL right?")
+                return ServiceUnreachableError(last.reason)
+            cause = last.reason.split(": ")[0]
             return ServiceUnreachableError(
-                f"{method} {path} failed {attempts} times ({last.reason}): the service stopped answering; retry later"
+                f"{method} {path} failed {attempts} times ({cause}): the service stopped answering; retry later"
             )
         reason = last.reason if isinstance(last, _Retryable) else type(last).__name__
         hint = "retry later, or lower rate_limit_per_minute" if isinstance(last, _Retryable) and last.kind == "rate" else "retry later"
@@ -497,7 +498,7 @@ class OutreachClient:
             if isinstance(cause, ssl.SSLError):
                 return f"TLS handshake with {url} failed ({type(cause).__name__}): check http vs https and the certificate"
             if isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED:
-                return f"connection refused at {url}"
+                return f"connection refused at {url}: is the service running, is the URL right?"
             if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
                 return f"no route to {url} ({errno.errorcode[cause.errno]}): check the host and the network"
             cause = cause.__cause__ or cause.__context__

@@ -119,7 +119,8 @@ def storage_note(duckdb_path: Path, storage_version: str = "v1.0.0") -> str | No
     if number is None or wanted is None or number <= wanted:
         return None
     made_by = next((v for v, n in sorted(STORAGE_NUMBERS.items()) if n == number), f"number {number}")
-    command = f"python -m pipelines.diagnose convert {shlex.quote(str(path))} --storage-version {storage_version}"
+    python = shlex.quote(sys.executable or "python")
+    command = f"{python} -m pipelines.diagnose convert {shlex.quote(str(path))} --storage-version {storage_version}"
     return (
         f"note: warehouse {path} is in DuckDB's {made_by} storage format, which DuckDB releases older than "
         f"{made_by} (most BI tools) cannot open; convert it to {storage_version} with: {command}"

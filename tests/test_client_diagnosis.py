@@ -289,3 +289,20 @@ def test_rate_wait_is_wall_clock_not_summed_over_threads() -> None:
     assert snap["requests"] == 40
     assert 1.0 < snap["rate_wait_s"] <= elapsed + 0.05
     assert snap["rate_wait_thread_s"] > 2.5 * snap["rate_wait_s"]
+
+
+def test_a_line_break_inside_the_key_setting_is_named_not_split_into_two_keys(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from flows.cli import app
+
+    with LoopbackServer(account_answer) as server:
+        monkeypatch.setenv("SOURCES__OUTREACH__BASE_URL", server.url + "/api/v1")
+        monkeypatch.setenv("SOURCES__OUTREACH__API_KEY", "sk_test_SECRET\n_1234567890\n")
+        result = CliRunner().invoke(app, ["sync", "--duckdb", str(tmp_path / "w.duckdb"), "--no-progress"])
+        assert server.requests == []
+    assert result.exit_code == 1
+    assert result.output == (
+        "error: the API key has a line break at character 15 of 26: copy the key again exactly "
+        "(API keys are printable ASCII without spaces)\n"
+    )

@@ -293,9 +293,9 @@ def test_a_2_0_format_warehouse_gets_a_note_with_a_command_that_converts_it(
     notes = [r.getMessage() for r in caplog.records]
     assert len(notes) == 1 and "\n" not in notes[0] and "storage format" in notes[0]
     command = notes[0].split("convert it to v1.0.0 with: ", 1)[1]
-    assert command == f"python -m pipelines.diagnose convert {path} --storage-version v1.0.0"
+    assert command == f"{PYTHON} -m pipelines.diagnose convert {path} --storage-version v1.0.0"
 
-    result = subprocess.run(command.replace("python", PYTHON, 1).split(), capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(command.split(), capture_output=True, text=True, cwd=tmp_path)  # as printed, anywhere
     assert result.returncode == 0, result.stderr
     assert storage_number(path) == 64
     assert storage_note(path, "v1.0.0") is None
