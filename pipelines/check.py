@@ -69,7 +69,7 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
             continue
         try:
             value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:  # noqa: BLE001 - an unreadable file is itself the answer
+        except Exception as exc:
             return None, f"{provider.name}: unreadable ({type(exc).__name__})"
         if value is not None:
             if provider.name == "Environment Variables":

@@ -89,7 +89,8 @@ def expected_recipient_pages(
         cid = str(campaign.get("id"))
         if cid not in wanted:
             continue
-        stats = campaign.get("stats") if isinstance(campaign.get("stats"), Mapping) else {}
+        raw_stats = campaign.get("stats")
+        stats: Mapping[str, Any] = raw_stats if isinstance(raw_stats, Mapping) else {}
         try:
             leads = int(stats.get("total_leads") or 0)
         except (TypeError, ValueError):
@@ -101,10 +102,10 @@ def expected_recipient_pages(
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
         return "-"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+    whole = round(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
 class ProgressDisplay:

@@ -55,7 +55,8 @@ def workspace_row(account: Mapping[str, Any], synced_at: datetime) -> dict[str, 
 
 def campaign_fingerprint(campaign: Mapping[str, Any]) -> str:
     """Status and running totals (including total_leads) from the campaign list, hashed."""
-    stats = campaign.get("stats") if isinstance(campaign.get("stats"), Mapping) else {}
+    raw_stats = campaign.get("stats")
+    stats: Mapping[str, Any] = raw_stats if isinstance(raw_stats, Mapping) else {}
     basis = json.dumps([campaign.get("status"), sorted(stats.items())], sort_keys=True, default=str)
     return hashlib.sha1(basis.encode()).hexdigest()[:16]
 
@@ -75,7 +76,8 @@ def stats_rows(
     stats: Mapping[str, Any], campaign_id: str, workspace_id: str, synced_at: datetime
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """GET /campaigns/{id}/stats -> (campaign_stats row, campaign_variants rows, campaign_daily_sends rows)."""
-    campaign = stats.get("campaign") if isinstance(stats.get("campaign"), Mapping) else {}
+    raw_campaign = stats.get("campaign")
+    campaign: Mapping[str, Any] = raw_campaign if isinstance(raw_campaign, Mapping) else {}
     head: dict[str, Any] = {
         k: v for k, v in stats.items() if k not in ("campaign", "variants", "daily")
     }
@@ -374,7 +376,7 @@ class DriftGuard:
             types.setdefault(table, {}).update(hinted)
         try:
             schema = pipeline.default_schema if pipeline.default_schema_name else None
-        except Exception:  # noqa: BLE001 - no schema yet: hints only
+        except Exception:
             schema = None
         if schema is not None:
             for table in schema.data_table_names():

@@ -41,7 +41,7 @@ class LoopbackServer:
 
             do_GET = do_POST = do_DELETE = _serve
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -7,14 +7,14 @@ import math
 import socket
 import threading
 import time
-from email.utils import format_datetime
 from datetime import datetime, timezone
+from email.utils import format_datetime
 from typing import Any
 
 import pytest
+from loopback import LoopbackServer, json_answer
 from typer.testing import CliRunner
 
-from loopback import LoopbackServer, json_answer
 from pipelines.client import FIRST_CONTACT_ATTEMPTS, OutreachClient, connectivity_check
 from pipelines.errors import BaseUrlError, ConfigError, PagingError, ServiceUnreachableError
 

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from collections import Counter
-from collections.abc import Iterable, Mapping
-
 from test_sync_support import admin_keys, api_truth, query
 
 from pipelines.errors import PagingError
@@ -121,5 +120,5 @@ def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(ma
         _sync(sb, tmp_path, "full", key)
     message = str(info.value)
     assert "\n" not in message and "but the API answered page 1 (meta.current_page)" in message
-    assert message.startswith("GET /campaigns/") or message.startswith("GET /replies")
+    assert message.startswith(("GET /campaigns/", "GET /replies"))
     assert query(db, snapshot) == before
