@@ -69,7 +69,7 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
             continue
         try:
             value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:
+        except Exception as exc:  # an unreadable file is itself the answer
             return None, f"{provider.name}: unreadable ({type(exc).__name__})"
         if value is not None:
             if provider.name == "Environment Variables":
