@@ -195,7 +195,10 @@ def check_base_url(base_url: str) -> str:
     if url.userinfo:
         raise ConfigError(f"the base URL {shown} holds a user name or password: remove it (the key is sent as a header)")
     if url.query or url.fragment:
-        raise ConfigError(f"the base URL {shown} has a query or fragment: use only scheme, host and path ending in /api/v1")
+        raise ConfigError(
+            f"the base URL {shown} has a query (?...) or fragment (#...) after it: use only scheme, host and a path "
+            "ending in /api/v1"
+        )
     path = url.path.rstrip("/")
     if not path.endswith(API_PATH_SUFFIX):
         suggestion = str(url.copy_with(path=path + API_PATH_SUFFIX))
@@ -232,12 +235,14 @@ def check_api_key(api_key: str) -> str:
 
 
 def _safe_url(text: str) -> str:
-    """A URL for messages: without user name and password."""
+    """A URL for messages: without user name, password, query and fragment (which may carry tokens)."""
     try:
         url = httpx.URL(text)
     except (httpx.InvalidURL, ValueError, TypeError):
-        return text.split("@")[-1][:200]
-    return str(url.copy_with(username=None, password=None)) if url.userinfo else text
+        return text.split("@")[-1].split("?")[0][:200]
+    if url.userinfo or url.query or url.fragment:
+        return str(url.copy_with(username=None, password=None, query=None, fragment=None))
+    return text
 
 
 class OutreachClient:
