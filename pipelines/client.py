@@ -343,13 +343,13 @@ class OutreachClient:
         must have held `total` distinct rows, else PagingError (rows were skipped by the API's paging).
         """
         number = start_page
-        seen: set[str] = set()
+        seen: set[int] = set()  # hashes of row ids: a large listing's ids would cost several times more
         anonymous = 0  # rows without an id (skipped downstream, but rows of the listing all the same)
         totals: set[int | None] = set()
         while True:
             current = self.page(path, number, per_page, params)
             ids = _row_ids(current.items)
-            seen.update(ids)
+            seen.update(hash(i) for i in ids)
             anonymous += len(current.items) - len(ids)
             totals.add(current.total)
             yield current
