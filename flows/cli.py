@@ -96,9 +96,13 @@ def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
     """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
     import logging
 
-    from pipelines.diagnose import configured_path, explain
+    from pipelines.errors import OutreachError
 
     logging.getLogger("outreach").debug("failed", exc_info=exc)
+    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
+        _fail(str(exc))
+    from pipelines.diagnose import configured_path, explain
+
     _fail(explain(exc, configured_path(duckdb)))
 
 

@@ -67,6 +67,14 @@ def configured_path(duckdb_path: str | Path | None = None) -> Path | None:
     return Path(duckdb_path or str(_setting("duckdb_path") or "") or DEFAULT_DUCKDB_PATH)
 
 
+def preflight_given(duckdb_path: str | Path | None) -> None:
+    """`warehouse_problem` of an explicitly given path, as a WarehouseError; no dlt import (fast)."""
+    if duckdb_path is not None:
+        problem = warehouse_problem(Path(duckdb_path))
+        if problem:
+            raise WarehouseError(problem)
+
+
 def preflight_configured(duckdb_path: str | Path | None = None) -> None:
     """`preflight_warehouse` of the configured DuckDB warehouse (nothing to check for other destinations)."""
     path = configured_path(duckdb_path)

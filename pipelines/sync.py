@@ -468,12 +468,16 @@ def run_sync(
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     started = time.monotonic()
-    from pipelines.diagnose import preflight_configured  # reliab: the warehouse is checked before any API request
+    # reliab: the warehouse is checked before any API request (pipelines.diagnose): a given path at once,
+    # without importing dlt (a bad key below must still fail in well under 2 s); the configured one (default
+    # path, destination, storage-format note) needs dlt's config, after the fast key check.
+    from pipelines.diagnose import preflight_configured, preflight_given
 
-    preflight_configured(duckdb_path)
+    preflight_given(duckdb_path)
     accounts: dict[int, Any] = {}
     if api_keys and base_url:  # fail fast on a bad key, before dlt and friends are even imported
         accounts = check_keys(list(api_keys), base_url, request_timeout)
+    preflight_configured(duckdb_path)
     cfg = resolve_config(
         api_keys=api_keys,
         base_url=base_url,
