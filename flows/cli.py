@@ -78,7 +78,6 @@ def sync(
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.errors import OutreachError
     from pipelines.sync import run_sync
 
     try:
@@ -90,9 +89,42 @@ def sync(
             spool_dir=spool,
             progress=progress,
         )
-    except OutreachError as exc:
-        _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
+        _fail_explained(exc, duckdb)
     typer.echo(report.summary())
+
+
+def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
+    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
+    import logging
+
+    from pipelines.errors import OutreachError
+
+    logging.getLogger("outreach").debug("failed", exc_info=exc)
+    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
+        _fail(str(exc))
+    from pipelines.diagnose import configured_path, explain
+
+    _fail(explain(exc, configured_path(duckdb)))
+
+
+@app.command()
+def check(
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL ending in /api/v1.")] = None,
+    api_key: Annotated[
+        Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
+    ] = None,
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+) -> None:
+    """Show where each setting comes from, test each key against the API and that the warehouse can be
+    written; one line per problem, non-zero if there is one. Keys are shown masked."""
+    from pipelines.check import run_check
+
+    report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)
+    for line in report.lines:
+        typer.echo(line)
+    if report.problems:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -182,19 +214,26 @@ def hooks_listen(
     listen(host=host, port=port, spool_dir=spool)
 
 
+HooksRecordOption = Annotated[
+    Optional[Path],
+    typer.Option("--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."),
+]
+
+
 @hooks_app.command("subscribe")
 def hooks_subscribe(
     target: Annotated[str, typer.Option(help="The URL deliveries go to.")],
     event: Annotated[Optional[list[str]], typer.Option(help="Event key; repeat. Default: all six.")] = None,
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Subscribe TARGET to events through the API."""
+    """Subscribe TARGET to events through the API, and record each subscription."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import subscribe
 
     try:
-        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key):
+        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key, duckdb_path=duckdb):
             typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
@@ -205,13 +244,30 @@ def hooks_unsubscribe(
     subscription_id: Annotated[str, typer.Argument(metavar="ID")],
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Delete a subscription by id."""
+    """Delete a subscription by id, and mark it deleted in the record."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import unsubscribe
 
     try:
-        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key))
+        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
+    except OutreachError as exc:
+        _fail(str(exc))
+
+
+@hooks_app.command("list")
+def hooks_list(
+    duckdb: HooksRecordOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Also the deleted ones, with status and time.")] = False,
+) -> None:
+    """The subscriptions made with `outreach hooks subscribe` (the API cannot list them); no API request."""
+    from pipelines.errors import OutreachError
+    from pipelines.hooks_admin import list_subscriptions
+
+    try:
+        for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
+            typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
 

@@ -65,6 +65,14 @@ def _as_key_list(value: Any) -> list[str]:
     return [str(k).strip() for k in value if str(k).strip()]
 
 
+def _one_key(value: Any) -> Any:
+    """`api_key` as given, unless it is a list: a key with a line break inside stays one (malformed) key,
+    which the client then names, instead of two keys both rejected with 401."""
+    if isinstance(value, str) and not value.strip().startswith("[") and "," not in value:
+        return [value]
+    return value
+
+
 def _as_int(name: str, value: Any, default: int | None) -> int | None:
     if value is None or value == "":
         return default
@@ -90,7 +98,9 @@ def resolve_config(
     """Fill every unset argument from dlt config; raise ConfigError naming the missing setting."""
     keys = [k.strip() for k in (api_keys or []) if k and k.strip()]
     if not keys:
-        keys = _as_key_list(_lookup("api_keys", secret=True)) or _as_key_list(_lookup("api_key", secret=True))
+        keys = _as_key_list(_lookup("api_keys", secret=True)) or _as_key_list(
+            _one_key(_lookup("api_key", secret=True))  # reliab: a line break inside one key is not a list
+        )
     if not keys:
         raise ConfigError(
             "no API key: set SOURCES__OUTREACH__API_KEY (or __API_KEYS), [sources.outreach] api_key in "

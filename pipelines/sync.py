@@ -281,6 +281,7 @@ def extract_workspace(
         api_key, cfg.base_url, rate_limit_per_minute=cfg.rate_limit_per_minute, timeout=cfg.request_timeout
     )
     progress.stats_source = client.stats.snapshot
+    progress.paging_source = client.paging_progress  # reliab: pages read/known for the ETA
     started = time.monotonic()
     try:
         progress.set_stage("account")
@@ -301,6 +302,9 @@ def extract_workspace(
         old_fps: dict[str, str] = dict(state.get("fingerprints") or {})
         new_fps = {str(c["id"]): campaign_fingerprint(c) for c in campaigns if c.get("id")}
         changed = [cid for cid, fp in new_fps.items() if mode == "full" or old_fps.get(cid) != fp]
+        from pipelines.progress import expected_recipient_pages  # reliab: the ETA knows the pages to come
+
+        progress.expect(expected_recipient_pages(campaigns, changed, mode, S.PER_PAGE_RECIPIENTS))
         synced_at = datetime.now(timezone.utc)
         from pipelines.source import WorkspacePlan, outreach_source
 
@@ -329,7 +333,10 @@ def extract_workspace(
             page_guides=guides,
         )
         progress.set_stage("extract")
-        pipeline.extract(outreach_source(client, plan, progress), loader_file_format="parquet")
+        from pipelines.shaping import DriftGuard  # reliab: type drift coerced and counted before dlt sees it
+
+        drift = DriftGuard.from_pipeline(pipeline)
+        pipeline.extract(drift.attach(outreach_source(client, plan, progress)), loader_file_format="parquet")
         t_extract = time.monotonic() - started
         progress.set_stage("normalize")
         t0 = time.monotonic()
@@ -364,6 +371,7 @@ def extract_workspace(
         campaigns_read_whole=sum(1 for g in plan.page_guides.values() if g.reason),
         stage_seconds={"extract": round(t_extract, 3), "normalize": round(t_normalize, 3)},
     )
+    drift.fill(report)  # reliab: drift counts into the summary
     progress.set_stage("extracted")
     return Extracted(pipeline=pipeline, report=report, synced_at=synced_at, progress=progress)
 
@@ -412,10 +420,11 @@ def load_workspace(extracted: Extracted) -> WorkspaceReport:
         inner = unwrap_error(exc)
         if isinstance(inner, OutreachError):
             raise inner from None
+        from pipelines.diagnose import explain, warehouse_path_of  # reliab: the root cause, in one line
+
         raise OutreachError(
-            f"loading workspace {report.workspace_id} into the warehouse failed ({type(inner).__name__}: "
-            f"{str(inner).splitlines()[0][:200] if str(inner) else ''}): fix the cause and rerun; "
-            "the pending load resumes"
+            f"loading workspace {report.workspace_id} into the warehouse failed: "
+            f"{explain(exc, warehouse_path_of(pipeline))}; the pending load resumes at the next run"
         ) from exc
     report.stage_seconds["load"] = round(time.monotonic() - t0, 3)
     extracted.progress.set_stage("done")
@@ -459,9 +468,16 @@ def run_sync(
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     started = time.monotonic()
+    # reliab: the warehouse is checked before any API request (pipelines.diagnose): a given path at once,
+    # without importing dlt (a bad key below must still fail in well under 2 s); the configured one (default
+    # path, destination, storage-format note) needs dlt's config, after the fast key check.
+    from pipelines.diagnose import preflight_configured, preflight_given
+
+    preflight_given(duckdb_path)
     accounts: dict[int, Any] = {}
     if api_keys and base_url:  # fail fast on a bad key, before dlt and friends are even imported
         accounts = check_keys(list(api_keys), base_url, request_timeout)
+    preflight_configured(duckdb_path)
     cfg = resolve_config(
         api_keys=api_keys,
         base_url=base_url,
