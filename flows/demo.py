@@ -12,6 +12,7 @@ figure) so the demo takes seconds, not the minutes 120 requests a minute would n
 from __future__ import annotations
 
 import logging
+import shlex
 import shutil
 import sys
 import time
@@ -19,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from flows import stages
+from pipelines import demo_guard
 from pipelines.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
 DEMO_RATE_LIMIT = 6000  # requests a minute, sandbox and client alike
 SIMULATED_DAY_S = 86_400
-MARKER_SUFFIX = ".demo"  # `<warehouse>.demo` marks a warehouse the demo made and may replace
 
 
 def _say(text: str = "") -> None:
@@ -39,19 +40,46 @@ def demo_pipelines_dir(warehouse: Path) -> Path:
     return warehouse.with_name(f".{warehouse.stem}_demo_dlt")
 
 
+def demo_files(warehouse: Path) -> list[Path]:
+    """Every file the demo writes for a warehouse (the marker last: it is what lets the demo replace them)."""
+    return [
+        warehouse,
+        warehouse.with_name(warehouse.name + ".wal"),
+        stages.bi_path_for(warehouse),
+        demo_guard.marker_path(warehouse),
+    ]
+
+
 def prepare_warehouse(warehouse: Path) -> None:
-    """Start from an empty warehouse; refuse to touch one the demo did not make."""
-    marker = warehouse.with_name(warehouse.name + MARKER_SUFFIX)
-    if warehouse.exists() and not marker.exists():
+    """Remove the previous demo's files; refuse, in one line, to touch anything the demo did not make.
+
+    The demo replaces a warehouse only if its marker says the demo made it and every workspace in
+    it is one the demo listed there: real data synced into a demo warehouse is never deleted.
+    """
+    marker = demo_guard.read_marker(warehouse)
+    bi = stages.bi_path_for(warehouse)
+    if marker is None and (warehouse.exists() or bi.exists()):
+        existing = warehouse if warehouse.exists() else bi
         raise ConfigError(
-            f"{warehouse} exists and was not made by the demo: pass --duckdb with another path "
-            "(the demo replaces its own warehouse only)"
+            f"{_shown(existing)} exists and was not made by the demo: pass --duckdb with another path, "
+            "e.g. --duckdb data/demo.duckdb (the demo replaces its own warehouse only)"
         )
-    for path in (warehouse, warehouse.with_name(warehouse.name + ".wal"), stages.bi_path_for(warehouse)):
+    if marker is not None and warehouse.exists():
+        foreign = sorted(demo_guard.workspaces_in(warehouse) - marker.workspace_ids)
+        if foreign:
+            raise ConfigError(
+                f"{_shown(warehouse)} holds {len(foreign)} workspace(s) the demo did not create ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}): the demo leaves it alone; pass --duckdb data/demo.duckdb"
+            )
+    for path in demo_files(warehouse):
         path.unlink(missing_ok=True)
     shutil.rmtree(demo_pipelines_dir(warehouse), ignore_errors=True)
     warehouse.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text("made by `outreach demo`; the next demo run replaces this warehouse\n")
+
+
+def sandbox_workspace_ids(keys: list[dict[str, Any]]) -> list[str]:
+    """The workspace ids the sandbox lists at /_sandbox/keys."""
+    return sorted({str(entry["workspace_id"]) for entry in keys})
 
 
 def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-demo") -> list[str]:
@@ -111,21 +139,35 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def outreach_command() -> str:
+    """The ``outreach`` executable as the user can type it (the one beside this Python, e.g. .venv/bin/outreach)."""
+    script = Path(sys.executable).with_name("outreach")
+    found = shutil.which("outreach")
+    if found and Path(found).resolve() == script.resolve():
+        return "outreach"
+    return shlex.quote(_shown(script))
+
+
 def next_steps(warehouse: Path) -> str:
-    """How to query the result and how to point the pipeline at a real API key."""
+    """How to query the result, and how to point the pipeline at a real key without mixing it with the demo."""
     bi = _shown(stages.bi_path_for(warehouse))
+    mine = shlex.quote(_shown(warehouse.with_name("mine.duckdb")))
+    outreach = outreach_command()
+    demo_files = f"{shlex.quote(_shown(warehouse))}* {shlex.quote(bi)} {shlex.quote(_shown(demo_pipelines_dir(warehouse)))}"
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
             f"  duckdb {bi} -c \"select * from reporting.campaign_performance limit 5\"   # duckdb CLI",
-            f"  .venv/bin/python -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
+            f"  {shlex.quote(_shown(Path(sys.executable)))} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
             ".execute('select * from reporting.workspace_overview').df())\"",
             "",
-            "Point it at the real API:",
+            f"Point it at the real API, in a warehouse of its own ({_shown(warehouse)} holds the demo's sandbox",
+            "workspaces and refuses any other):",
             "  export SOURCES__OUTREACH__BASE_URL=https://<your host>/api/v1",
             "  export SOURCES__OUTREACH__API_KEY=<your key>   # or api_keys = [...] in .dlt/secrets.toml",
-            "  outreach sync --mode full && outreach models   # one run",
-            "  outreach serve                                  # quick every 15 min, full nightly (prefect.yaml)",
+            f"  {outreach} sync --mode full --duckdb {mine} && {outreach} models --duckdb {mine}",
+            "Or remove the demo's files, then use the defaults (outreach sync, outreach models, outreach serve):",
+            f"  rm -rf {demo_files}",
         ]
     )
 
@@ -155,15 +197,14 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     prepare_warehouse(warehouse)
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {warehouse}")
     sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT)
-    from prefect.settings import PREFECT_API_URL
-
-    temporary = not PREFECT_API_URL.value()
-    with prefect_api() as api_url:
-        _say(f"Prefect API: {api_url}" + (" (a temporary local server, stopped at the end)" if temporary else ""))
+    with prefect_api(ui=False) as api:
+        _say(f"Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
         sandbox.start()
         try:
             _say(f"sandbox listening on {sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")
-            refs = store_keys_as_secrets(sandbox.keys())
+            keys = sandbox.keys()
+            demo_guard.write_marker(warehouse, sandbox_workspace_ids(keys))
+            refs = store_keys_as_secrets(keys)
             _say(f"workspaces: {', '.join(refs)} (read keys saved as Prefect Secret blocks)")
             _say("\n[1/2] full sync, models, data tests, BI publish ...")
             _say(_run("full", refs, warehouse, sandbox.base_url))
@@ -177,4 +218,5 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     _say(summary_text(stages.bi_path_for(warehouse)))
     _say("")
     _say(next_steps(warehouse))
-    _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; sandbox and Prefect server stopped.")
+    stopped = "sandbox and Prefect server stopped" if api.temporary else "sandbox stopped"
+    _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; {stopped}.")
