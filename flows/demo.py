@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flows import stages
+from flows.shell import command, shown_path
 from pipelines import demo_guard
 from pipelines.errors import ConfigError
 
@@ -61,14 +62,14 @@ def prepare_warehouse(warehouse: Path) -> None:
     if marker is None and (warehouse.exists() or bi.exists()):
         existing = warehouse if warehouse.exists() else bi
         raise ConfigError(
-            f"{_shown(existing)} exists and was not made by the demo: pass --duckdb with another path, "
+            f"{shown_path(existing)} exists and was not made by the demo: pass --duckdb with another path, "
             "e.g. --duckdb data/demo.duckdb (the demo replaces its own warehouse only)"
         )
     if marker is not None and warehouse.exists():
         foreign = sorted(demo_guard.workspaces_in(warehouse) - marker.workspace_ids)
         if foreign:
             raise ConfigError(
-                f"{_shown(warehouse)} holds {len(foreign)} workspace(s) the demo did not create ({', '.join(foreign[:3])}"
+                f"{shown_path(warehouse)} holds {len(foreign)} workspace(s) the demo did not create ({', '.join(foreign[:3])}"
                 f"{', ...' if len(foreign) > 3 else ''}): the demo leaves it alone; pass --duckdb data/demo.duckdb"
             )
     for path in demo_files(warehouse):
@@ -131,37 +132,20 @@ def summary_text(bi_path: Path) -> str:
     return str(demo_summary(bi_path))
 
 
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def outreach_command() -> str:
-    """The ``outreach`` executable as the user can type it (the one beside this Python, e.g. .venv/bin/outreach)."""
-    script = Path(sys.executable).with_name("outreach")
-    found = shutil.which("outreach")
-    if found and Path(found).resolve() == script.resolve():
-        return "outreach"
-    return shlex.quote(_shown(script))
-
-
 def next_steps(warehouse: Path) -> str:
     """How to query the result, and how to point the pipeline at a real key without mixing it with the demo."""
-    bi = _shown(stages.bi_path_for(warehouse))
-    mine = shlex.quote(_shown(warehouse.with_name("mine.duckdb")))
-    outreach = outreach_command()
-    demo_files = f"{shlex.quote(_shown(warehouse))}* {shlex.quote(bi)} {shlex.quote(_shown(demo_pipelines_dir(warehouse)))}"
+    bi = shown_path(stages.bi_path_for(warehouse))
+    mine = shlex.quote(shown_path(warehouse.with_name("mine.duckdb")))
+    outreach = command("outreach")
+    demo_files = f"{shlex.quote(shown_path(warehouse))}* {shlex.quote(bi)} {shlex.quote(shown_path(demo_pipelines_dir(warehouse)))}"
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
             f"  duckdb {bi} -c \"select * from reporting.campaign_performance limit 5\"   # duckdb CLI",
-            f"  {shlex.quote(_shown(Path(sys.executable)))} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
+            f"  {shlex.quote(shown_path(Path(sys.executable)))} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
             ".execute('select * from reporting.workspace_overview').df())\"",
             "",
-            f"Point it at the real API, in a warehouse of its own ({_shown(warehouse)} holds the demo's sandbox",
+            f"Point it at the real API, in a warehouse of its own ({shown_path(warehouse)} holds the demo's sandbox",
             "workspaces and refuses any other):",
             "  export SOURCES__OUTREACH__BASE_URL=https://<your host>/api/v1",
             "  export SOURCES__OUTREACH__API_KEY=<your key>   # or api_keys = [...] in .dlt/secrets.toml",
