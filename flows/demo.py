@@ -17,7 +17,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from flows import stages
 from flows.shell import command, shown_path
@@ -101,13 +101,13 @@ def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-de
     return refs
 
 
-def _run(mode: str, refs: list[str], warehouse: Path, base_url: str) -> str:
+def _run(mode: Literal["quick", "full"], refs: list[str], warehouse: Path, base_url: str) -> str:
     """Run ``sync_all`` once; return a line of its figures. Raises if the flow fails."""
     from flows.sync_flow import sync_all
 
     started = time.monotonic()
     results = sync_all(
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         key_refs=refs,
         duckdb_path=str(warehouse),
         base_url=base_url,
@@ -137,13 +137,17 @@ def next_steps(warehouse: Path) -> str:
     bi = shown_path(stages.bi_path_for(warehouse))
     mine = shlex.quote(shown_path(warehouse.with_name("mine.duckdb")))
     outreach = command("outreach")
-    demo_files = f"{shlex.quote(shown_path(warehouse))}* {shlex.quote(bi)} {shlex.quote(shown_path(demo_pipelines_dir(warehouse)))}"
+    python = shlex.quote(shown_path(Path(sys.executable)))
+    dlt_dir = shlex.quote(shown_path(demo_pipelines_dir(warehouse)))
+    demo_files = f"{shlex.quote(shown_path(warehouse))}* {shlex.quote(bi)} {dlt_dir}"
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
             f"  duckdb {bi} -c \"select * from reporting.campaign_performance limit 5\"   # duckdb CLI",
-            f"  {shlex.quote(shown_path(Path(sys.executable)))} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
-            ".execute('select * from reporting.workspace_overview').df())\"",
+            (
+                f"  {python} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
+                ".execute('select * from reporting.workspace_overview').df())\""
+            ),
             "",
             f"Point it at the real API, in a warehouse of its own ({shown_path(warehouse)} holds the demo's sandbox",
             "workspaces and refuses any other):",

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def _schedule(spec: dict[str, Any]) -> Any:
 def build_deployments(config: dict[str, Any] | None = None) -> list[Any]:
     """RunnerDeployments for ``prefect.serve``, built from prefect.yaml."""
     from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
-    from prefect.deployments.runner import EntrypointType
+    from prefect.types.entrypoint import EntrypointType
 
     deployments = []
     for spec in deployment_specs(config):
@@ -200,7 +200,7 @@ def scheduled_runs(
 
 
 def _when(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def serve_message(

@@ -6,7 +6,8 @@ call of the global event loop thread, with a copy of the caller's context). The 
 service starts in the first task that carries a tag, i.e. the first load; a live dlt pipeline among
 that task's parameters then outlives DuckDB's bindings, and every flow run process ended with ~40
 lines of nanobind "leaked instance" warnings. With a token as the parameter nothing of DuckDB's is
-pinned, and the process exits quietly (``tests/test_flows_noise.py``).
+pinned, and the process exits quietly (checked on the worker's output in ``tests/test_flows_workpool.py``, on
+``outreach serve`` in ``tests/test_flows_serve.py`` and on the demo in ``tests/test_demo.py``).
 
 The object lives in this process only, for as long as the ``with handed_over(...)`` block runs:
 the receiving task runs inside it (retries included), in the same flow run process.

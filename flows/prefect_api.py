@@ -201,5 +201,5 @@ def _flush_run_logs() -> None:
         from prefect.logging.handlers import APILogHandler
 
         APILogHandler().flush()
-    except Exception:  # noqa: BLE001 - best effort at shutdown
+    except Exception:
         logger.debug("could not flush Prefect run logs", exc_info=True)

@@ -25,8 +25,8 @@ from prefect.tasks import Task
 from flows import handoff, stages
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.logs import route_library_logs_to_prefect
-from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from flows.run_lock import exclusive_sync_run
+from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from flows.writer_lock import WRITER_TAG, warehouse_writer
 from pipelines.errors import (
     AuthError,

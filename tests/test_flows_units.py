@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -60,11 +61,11 @@ def test_deployments_have_the_stated_schedules_and_limits() -> None:
 
 
 def test_quick_fires_every_15_minutes_and_full_nightly() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from croniter import croniter
 
-    start = datetime(2026, 1, 5, 0, 7, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 5, 0, 7, tzinfo=UTC)
     it = croniter("*/15 * * * *", start)
     runs = [it.get_next(datetime) for _ in range(5)]
     assert runs[0].minute == 15
@@ -105,7 +106,7 @@ def test_pull_step_defaults_to_the_checkout_of_the_installed_code(monkeypatch: p
 
 
 def test_pull_step_errors_name_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import flows.pull_steps as pull_steps
+    from flows import pull_steps
 
     monkeypatch.setenv("OUTREACH_HOME", str(tmp_path / "missing"))
     with pytest.raises(ConfigError, match=r"OUTREACH_HOME=.*missing is not a directory on this worker"):
