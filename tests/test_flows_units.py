@@ -86,6 +86,29 @@ def test_yaml_parameters_exist_on_the_flow_and_limits_match_the_code() -> None:
     assert definitions["tag_concurrency_limits"] == {WRITER_TAG: 1}
 
 
+def test_serve_message_lists_schedules_next_runs_and_a_deployment_without_schedule() -> None:
+    """A deployment with no schedule (one that another flow hands work to) is served too, and said so."""
+    from datetime import UTC, datetime
+
+    from flows.deployments import DeploymentSpec, serve_message
+    from flows.prefect_api import PrefectApi
+
+    specs = deployment_specs(load_prefect_yaml(ROOT / "prefect.yaml"))
+    specs.append(DeploymentSpec(name="batch", entrypoint="flows.sync_flow.sync_all", parameters={}, schedules=[],
+                                concurrency_limit=None))
+    runs = {"quick": [datetime(2026, 1, 5, 0, 15, tzinfo=UTC)], "full": []}
+    text = serve_message(
+        PrefectApi(url="http://127.0.0.1:4321/api", temporary=True), ROOT / "prefect.yaml", specs,
+        {s.name: "sync-all" for s in specs}, runs,
+    )
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  sync-all/")}
+    assert "*/15 * * * * (UTC)" in lines["sync-all/quick"] and "2026-01-05 00:15 UTC" in lines["sync-all/quick"]
+    assert "0 2 * * * (UTC)" in lines["sync-all/full"] and "not scheduled yet by the server" in lines["sync-all/full"]
+    assert "none (runs when started)" in lines["sync-all/batch"]
+    assert "PREFECT_API_URL=http://127.0.0.1:4321/api " in text and "deployment run 'sync-all/quick'" in text
+    assert "UI: http://127.0.0.1:4321)" in text
+
+
 # --- where a worker's run executes (the pull step) ------------------------------------------------
 
 
