@@ -108,7 +108,8 @@ def _last_log_line(path: Path) -> str:
 def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) -> LocalServer:
     """Start ``prefect server start`` with its home (and SQLite database) in ``home``; wait until healthy."""
     port = port or free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "PREFECT_PROFILE")}
+    # None of the user's Prefect settings (a database URL of their own server, a profile): defaults in `home`.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(
         PREFECT_HOME=str(home),
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
