@@ -174,32 +174,18 @@ def demo(
     from flows.demo import run_demo
 
     run_demo(scale=scale.value, duckdb_path=duckdb)
-    _exit_quietly()
-
-
-def _exit_quietly() -> None:
-    """Exit 0 without interpreter finalisation.
-
-    After an in-process Prefect run, duckdb 2.0's nanobind bindings print pages of harmless
-    "leaked instance" warnings at shutdown. Everything the demo started is already stopped and
-    its files are closed, so flush the streams and leave.
-    """
-    import logging
-    import os
-    import sys
-
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 @app.command()
 def serve() -> None:
-    """Serve the Prefect deployments (quick every 15 minutes, full nightly)."""
+    """Serve the Prefect deployments of prefect.yaml (quick every 15 minutes, full nightly) until stopped."""
     from flows.deployments import serve_deployments
+    from pipelines.errors import OutreachError
 
-    serve_deployments()
+    try:
+        serve_deployments()
+    except OutreachError as exc:
+        _fail(str(exc))
 
 
 @hooks_app.command("listen")

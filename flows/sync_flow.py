@@ -21,13 +21,12 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
-from prefect.utilities.annotations import quote
 
-from flows import stages
+from flows import handoff, stages
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.logs import route_library_logs_to_prefect
-from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from flows.run_lock import exclusive_sync_run
+from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from flows.writer_lock import WRITER_TAG, warehouse_writer
 from pipelines.errors import (
     AuthError,
@@ -145,10 +144,10 @@ def extract_task(
 
 
 @task(name="load", **_LOAD_RETRIES, **_WRITER)
-def load_task(extracted: Any, duckdb_path: str, key_ref: str) -> Any:
-    """Load one workspace's normalized packages, holding the warehouse writer lock."""
+def load_task(extracted: str, duckdb_path: str, key_ref: str) -> Any:
+    """Load one workspace's normalized packages (``extracted``: a ``flows.handoff`` token), holding the writer lock."""
     with warehouse_writer(duckdb_path, holder=f"load {key_ref}"):
-        return stages.load(extracted)
+        return stages.load(handoff.receive(extracted))
 
 
 @task(name="build-models-and-data-tests", **_WRITER)
@@ -215,8 +214,8 @@ def _extract_and_load(
         extracted = extract_task(
             key_ref, mode, base_url, duckdb_path, rate_limit_per_minute, reply_body_cap, pipelines_dir
         )
-    with clock.stage("load"):
-        return load_task(quote(extracted), duckdb_path, key_ref)
+    with clock.stage("load"), handoff.handed_over(extracted) as token:
+        return load_task(token, duckdb_path, key_ref)
 
 
 @flow(

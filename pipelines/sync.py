@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ContextManager
 
+from pipelines import demo_guard
 from pipelines import settings as S
 from pipelines.client import OutreachClient, connectivity_check
 from pipelines.config import SyncConfig, resolve_config
@@ -490,6 +491,9 @@ def run_sync(
         workers=workers,
         pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
     )
+    if not accounts:
+        accounts = check_keys(cfg.api_keys, cfg.base_url, cfg.request_timeout)
+    demo_guard.refuse_foreign_workspaces(None if _configured_destination() else cfg.duckdb_path, accounts.values())
     _preload_libraries()
     lock = threading.RLock()
     report = SyncReport(mode=mode, destination=_destination_label(cfg.duckdb_path))
@@ -498,9 +502,6 @@ def run_sync(
             spool_dir=cfg.spool_dir, duckdb_path=cfg.duckdb_path, pipelines_dir=cfg.pipelines_dir
         )
     trackers = [WorkspaceProgress(label=f"key #{i + 1}") for i in range(len(cfg.api_keys))]
-
-    if not accounts:
-        accounts = check_keys(cfg.api_keys, cfg.base_url, cfg.request_timeout)
 
     def one(index: int) -> WorkspaceReport:
         account = accounts[index]
