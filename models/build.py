@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 
+from models import PROJECT_DIR
 from models.dbt_invoke import Invocation, invoke
 from models.errors import DataTestFailure, ModelBuildError, WarehouseError
 from models.preflight import check_warehouse
@@ -29,6 +30,7 @@ def build(
     *,
     destination: str | None = None,
     publish: bool = True,
+    project_dir: Path = PROJECT_DIR,
 ) -> BuildReport:
     """Run `dbt build` on the warehouse; on DuckDB then publish the BI file (unless `publish` is False).
 
@@ -38,7 +40,7 @@ def build(
     """
     target = resolve_target(duckdb_path, destination)
     check_warehouse(target)
-    report = run_build(target)
+    report = run_build(target, project_dir)
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
         raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
@@ -55,9 +57,9 @@ def build(
     return report
 
 
-def run_build(target: WarehouseTarget) -> BuildReport:
+def run_build(target: WarehouseTarget, project_dir: Path = PROJECT_DIR) -> BuildReport:
     """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
-    outcome = invoke(["build"], target, dbt_vars=ATOMIC_VARS)
+    outcome = invoke(["build"], target, dbt_vars=ATOMIC_VARS, project_dir=project_dir)
     return report_from(outcome, target)
 
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from models import PROJECT_DIR
@@ -45,15 +46,16 @@ def invoke(
     *,
     dbt_vars: dict[str, Any] | None = None,
     target_dir: str = "target",
+    project_dir: Path = PROJECT_DIR,
 ) -> Invocation:
-    """Run `dbt <command>` on the project against `target`; never raises for a failing node."""
+    """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node."""
     from dbt.cli.main import dbtRunner
 
     state = target.state_dir
     args = [
         *command,
-        "--project-dir", str(PROJECT_DIR),
-        "--profiles-dir", str(PROJECT_DIR),
+        "--project-dir", str(project_dir),
+        "--profiles-dir", str(project_dir),
         "--target-path", str(state / target_dir),
         "--log-path", str(state / "logs"),
         "--log-level", "none",

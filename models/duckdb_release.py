@@ -32,6 +32,8 @@ def release_duckdb() -> None:
     if env is not None:
         close = getattr(env, "close", None)
         if close is None:
-            raise DbtDuckdbChanged("dbt-duckdb changed: its environment has no close(); update models/duckdb_release.py")
+            raise DbtDuckdbChanged(
+                "dbt-duckdb changed: its environment has no close(); update models/duckdb_release.py"
+            )
         close()
         log.debug("closed dbt-duckdb's DuckDB session")

@@ -74,7 +74,9 @@ def check_postgres(pg: PostgresTarget) -> None:
     finally:
         con.close()
     if not row or not row[0]:
-        raise WarehouseError(f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first")
+        raise WarehouseError(
+            f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first"
+        )
 
 
 def _first_line(exc: BaseException) -> str:

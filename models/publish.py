@@ -125,11 +125,10 @@ def _remove_leftovers(target: Path) -> None:
 
 
 def _unlink(path: Path) -> None:
+    """Remove a temporary file and its WAL (never a directory: that is not ours)."""
     for candidate in (path, Path(f"{path}.wal")):
-        try:
-            candidate.unlink()
-        except FileNotFoundError:
-            pass
+        if candidate.is_file():
+            candidate.unlink(missing_ok=True)
 
 
 def _quote(value: object) -> str:
