@@ -17,8 +17,8 @@ import duckdb
 import httpx
 import pytest
 
-from models.connect import bi_path_for
-from models.runner import build
+from models.build import build
+from models.settings import bi_path_for
 from pipelines.sync import run_sync
 from test_models_bi import READER
 from test_models_marts import check_marts
