@@ -152,7 +152,8 @@ def test_bi_file_holds_the_marts_with_comments_in_the_old_storage_format(
             "select distinct schema_name from duckdb_tables() where database_name = current_database()").fetchall()}
         tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
         comment = con.execute(
-            "select comment from duckdb_columns() where table_name = 'variant_performance' and column_name = 'is_winner'"
+            "select comment from duckdb_columns() where table_name = 'variant_performance' "
+            "and column_name = 'is_winner'"
         ).fetchall()[0][0]
         grain = con.execute("select comment from duckdb_tables() where table_name = 'mailbox_daily'").fetchall()[0][0]
         rows = con.execute("select count(*) from reporting.campaign_performance").fetchall()[0][0]
