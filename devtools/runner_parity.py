@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,13 +58,20 @@ class Parity:
         return self.__dict__.copy()
 
 
-def build_with_runner(warehouse: Path, rev: str = RUNNER_REV) -> None:
-    """Build `warehouse` with the runner of git revision `rev` (in a subprocess, from a temporary tree)."""
+@contextmanager
+def runner_tree(rev: str = RUNNER_REV) -> Iterator[Path]:
+    """A temporary directory holding the runner's `models` package as of git revision `rev`."""
     with tempfile.TemporaryDirectory(prefix="runner_") as tree:
         archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "models"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+        yield Path(tree)
+
+
+def build_with_runner(warehouse: Path, rev: str = RUNNER_REV) -> None:
+    """Build `warehouse` with the runner of git revision `rev` (in a subprocess whose `models` is the runner's)."""
+    with runner_tree(rev) as tree:
         code = "import sys; from models.runner import build; build(sys.argv[1], publish=False)"
-        env = {**os.environ, "PYTHONPATH": tree}
+        env = {**os.environ, "PYTHONPATH": str(tree)}
         subprocess.run([sys.executable, "-c", code, str(warehouse)], cwd=tree, env=env, check=True,
                        capture_output=True, text=True, timeout=600)  # fmt: skip
 

@@ -7,6 +7,7 @@ resolved target is handed to dbt as the environment variables models/profiles.ym
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,14 @@ DESTINATIONS = ("duckdb", "postgres")
 
 
 def setting(name: str) -> Any:
-    """`[sources.outreach] <name>` from dlt config (None when unset or unreadable)."""
+    """`[sources.outreach] <name>` from dlt config (None when unset or unreadable).
+
+    The environment variable dlt would read first (`SOURCES__OUTREACH__<NAME>`) is looked up without
+    importing dlt, which costs a second of start-up to `outreach models`; the .dlt/ files through dlt.
+    """
+    value = os.environ.get(f"SOURCES__OUTREACH__{name.upper()}")
+    if value is not None:
+        return value
     import dlt
 
     try:

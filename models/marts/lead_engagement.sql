@@ -16,10 +16,9 @@ recipient_facts as (
     select
         workspace_id,
         lead_email,
-        -- names from the lead's recipient row with the highest id that has one (deterministic)
-        {{ arg_max('first_name', 'recipient_id') }} as first_name,
-        {{ arg_max('last_name', 'recipient_id') }} as last_name,
-        {{ arg_max('company', 'recipient_id') }} as company,
+        -- the names of one of the lead's rows: the first (first_name, last_name, company) in sort order;
+        -- deterministic, and as cheap as any_value (arg_max over 10M rows doubled time and memory)
+        min(array[first_name, last_name, company]) as names,
         count(*) as count_campaigns,  -- one recipient per lead and campaign (a data test holds it)
         count(case when current_step > 0 then 1 end) as count_campaigns_contacted,
         count(opened_at) as count_campaigns_opened,
@@ -52,9 +51,9 @@ final as (
     select
         recipient_facts.workspace_id,
         recipient_facts.lead_email,
-        recipient_facts.first_name,
-        recipient_facts.last_name,
-        recipient_facts.company,
+        (recipient_facts.names)[1] as first_name,
+        (recipient_facts.names)[2] as last_name,
+        (recipient_facts.names)[3] as company,
         recipient_facts.count_campaigns,
         recipient_facts.count_campaigns_contacted,
         recipient_facts.count_campaigns_opened,
