@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _process_age() -> float:
     """Seconds since this process started (its start-up included)."""
-    import psutil
+    import psutil  # type: ignore[import-untyped]
 
-    return time.time() - psutil.Process().create_time()
+    return time.time() - float(psutil.Process().create_time())
 
 
 def _child_generate(path: str, recipients: int) -> None:
@@ -48,8 +48,9 @@ def _child_generate(path: str, recipients: int) -> None:
 
 def _child_runner(path: str) -> None:
     """Runs with the runner's tree first on sys.path (its `models` package)."""
+    from models.runner import build  # type: ignore[import-not-found]  # the retired runner
+
     from bench.peak import peak_rss_mb
-    from models.runner import build  # the retired runner
 
     report = build(path, publish=False)
     print(json.dumps({
@@ -91,7 +92,7 @@ def _child_publish(path: str) -> None:
     from models.publish import publish_bi
 
     started = time.perf_counter()
-    target, rows = publish_bi(path)
+    target, _rows = publish_bi(path)
     print(json.dumps({"publish_s": round(time.perf_counter() - started, 2),
                       "bi_size_mb": round(target.stat().st_size / 2**20, 1)}))  # fmt: skip
 

@@ -11,10 +11,9 @@ import logging
 import time
 from pathlib import Path
 
-
 from models import PROJECT_DIR
 from models.dbt_invoke import Invocation, invoke
-from models.errors import DataTestFailure, ModelBuildError, WarehouseError
+from models.errors import DataTestFailure, ModelBuildError
 from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult

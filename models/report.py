@@ -77,8 +77,10 @@ class BuildReport:
         warned = [t for t in tests if t.status == "warn"]
         failed = [t for t in tests if t.failed]
         lines = [
-            f"models: {len(views)} staging views, {len(tables)} mart tables built in {self.seconds:.2f}s "
-            f"on {self.target}"
+            (
+                f"models: {len(views)} staging views, {len(tables)} mart tables built in {self.seconds:.2f}s "
+                f"on {self.target}"
+            )
         ]
         for m in tables:
             rows = "" if m.rows is None else f"{m.rows:>10,} rows"

@@ -35,6 +35,9 @@ DESIGN_TABLES = {
 }  # fmt: skip
 
 
+HOLD_FOR_WRITING = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); sys.stdin.readline()"
+
+
 def _snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
     con = duckdb.connect()
     try:
@@ -67,7 +70,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
     """A synthetic warehouse built by the command line, as a user runs it."""
     path = make_raw_warehouse(tmp_path_factory.mktemp("built") / "w.duckdb", recipients=2000)
     out = subprocess.run(
-        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240
+        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
     )
     return path, out
 
@@ -113,7 +116,7 @@ def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
     }  # fmt: skip
     for source in sources.values():  # type: ignore[union-attr]
         assert all(c["data_type"] for c in source["columns"].values()), source["name"]
-    synced = [s for s in sources.values() if s["name"] == "campaign_recipients"][0]  # type: ignore[union-attr]
+    synced = next(s for s in sources.values() if s["name"] == "campaign_recipients")  # type: ignore[union-attr]
     assert synced["loaded_at_field"] == "synced_at"
     assert synced["freshness"]["warn_after"] == {"count": 26, "period": "hour"}
 
@@ -175,7 +178,7 @@ def test_failing_data_test_changes_nothing_and_the_command_names_it(tmp_path: Pa
                 "and \"index\" = 0")  # fmt: skip
     con.close()
 
-    out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240)
+    out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1, out.stderr
@@ -249,15 +252,15 @@ def test_warehouse_errors_are_one_line_with_cause_and_fix(tmp_path: Path) -> Non
     finally:
         held.close()
     writer = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
-         "sys.stdin.readline()", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        [sys.executable, "-c", HOLD_FOR_WRITING, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ok"
         with pytest.raises(WarehouseError, match="another process holds it for writing") as info:
             build(path)
         assert "\n" not in str(info.value)
         out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True,
-                             timeout=120)  # fmt: skip
+                             timeout=120, check=False)  # fmt: skip
         assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1
         assert out.stderr.startswith("error: cannot open warehouse")
     finally:
@@ -303,7 +306,7 @@ def test_analyst_runs_dbt_build_in_models_with_the_profile_reading_env_vars(tmp_
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__OUTREACH__", "DBT_"))}
     env["SOURCES__OUTREACH__DUCKDB_PATH"] = relative
     out = subprocess.run([str(BIN / "dbt"), "build"], cwd=PROJECT_DIR, env=env, capture_output=True, text=True,
-                         timeout=240)  # fmt: skip
+                         timeout=240, check=False)  # fmt: skip
     assert out.returncode == 0, out.stdout[-3000:]
     assert "Completed successfully" in out.stdout
     assert "raw table outreach.events" not in out.stdout  # the synthetic warehouse has events
@@ -313,7 +316,7 @@ def test_analyst_runs_dbt_build_in_models_with_the_profile_reading_env_vars(tmp_
 
 def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     path = built[0]
-    out = subprocess.run([str(OUTREACH), "docs", "--duckdb", str(path)], capture_output=True, text=True, timeout=240)
+    out = subprocess.run([str(OUTREACH), "docs", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
     assert out.returncode == 0, out.stderr
     site = path.parent / "docs" / "index.html"
     assert out.stdout.strip() == f"docs: {site} (open it in a browser)"

@@ -29,11 +29,9 @@ Z_CASES = {  # name -> (x1, n1, x2, n2)
 
 def _query() -> str:
     values = ", ".join(f"({x})" for x in GRID)
-    parts = [
-        f"select 'cdf' as kind, cast(x as double precision) as x, {{{{ normal_cdf('x') }}}} as v "
-        f"from (values {values}) as grid (x)",
-        f"select 'p', cast(x as double precision), {{{{ two_sided_p_value('x') }}}} from (values {values}) as grid (x)",
-    ]
+    cdf = "select 'cdf' as kind, cast(x as double precision) as x, {{ normal_cdf('x') }} as v"
+    p_value = "select 'p', cast(x as double precision), {{ two_sided_p_value('x') }}"
+    parts = [f"{cdf} from (values {values}) as grid (x)", f"{p_value} from (values {values}) as grid (x)"]
     for i, (x1, n1, x2, n2) in enumerate(Z_CASES.values()):
         z = f"two_proportion_z('{x1}', '{n1}', '{x2}', '{n2}')"
         parts.append(f"select 'z', {i}, {{{{ {z} }}}}")
