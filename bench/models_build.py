@@ -69,15 +69,14 @@ def _child_dbt(path: str) -> None:
     imported = _process_age()
     report = build(path, publish=False)
     wall = _process_age()
-    perf = resolve_target(path).state_dir / "target" / "perf_info.json"
-    parse_s = json.loads(perf.read_text()).get("load_all_elapsed") if perf.exists() else None
+    phases = _dbt_phases(resolve_target(path).state_dir / "logs" / "dbt.log")
     marts = {m.name: round(m.seconds, 2) for m in report.models if m.kind == "table"}
     hook = sum(r.seconds for r in report.results if r.resource_type == "operation")
     print(json.dumps({
         "wall_s": round(wall, 2),
         "startup_s": round(imported, 2),  # interpreter and imports before dbt is invoked
-        "dbt_s": round(report.seconds, 2),  # the dbtRunner call: parse, models, tests, swap
-        "parse_s": round(parse_s, 2) if parse_s is not None else None,
+        "dbt_s": round(report.seconds, 2),  # the dbtRunner call: import, parse, models, tests, swap
+        **phases,
         "mart_s": marts,
         "views_s": round(sum(m.seconds for m in report.models if m.kind == "view"), 2),
         "tests_s_summed": round(sum(t.seconds for t in report.tests), 2),
@@ -86,6 +85,32 @@ def _child_dbt(path: str) -> None:
         "peak_rss_mb": peak_rss_mb(),
         "passed": report.passed,
     }))  # fmt: skip
+
+
+def _dbt_phases(log: Path) -> dict[str, float]:
+    """Seconds of the last run's phases, from dbt's own log: parse (start to "Found ..."), execute (models,
+    tests and the swap hook: "Concurrency" to "Finished running")."""
+    from datetime import datetime
+
+    marks: dict[str, datetime] = {}
+    for line in log.read_text().splitlines():
+        stamp, _, text = line.partition(" [")
+        try:
+            at = datetime.strptime(stamp.strip(), "%H:%M:%S.%f")
+        except ValueError:
+            continue
+        for key, needle in (("start", "Running with dbt"), ("parsed", ": Found "), ("execute", "Concurrency:"),
+                            ("finished", "Finished running")):  # fmt: skip
+            if needle in text or needle in line:
+                marks[key] = at
+                if key == "start":
+                    marks = {"start": at}
+    if len(marks) < 4:
+        return {}
+    return {
+        "parse_s": round((marks["parsed"] - marks["start"]).total_seconds(), 2),
+        "execute_s": round((marks["finished"] - marks["execute"]).total_seconds(), 2),
+    }
 
 
 def _child_publish(path: str) -> None:

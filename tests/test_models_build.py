@@ -338,3 +338,23 @@ def test_report_markdown_lists_models_and_tests(tmp_path: Path) -> None:
         "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_agree",
         "campaign_workspace_matches_stats",
     }  # fmt: skip
+
+
+def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
+    """`dbt source freshness`: workspaces (every quick sync) warn after 45 minutes; full-sync tables after 26 hours."""
+    from models.dbt_invoke import invoke
+
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    con = duckdb.connect(str(path))
+    con.execute("update outreach.workspaces set synced_at = now() - interval 1 hour")  # one quick run missed
+    con.execute("update outreach.campaign_recipients set synced_at = now() - interval 2 hour")  # fresh enough
+    con.execute("update outreach.replies set synced_at = now() - interval 30 hour")  # last night's full missed
+    con.execute("update outreach.campaign_stats set synced_at = now() - interval 60 hour")  # two nights missed
+    con.execute("update outreach.campaign_variants set synced_at = now() - interval 5 minute")
+    con.close()
+    outcome = invoke(["source", "freshness"], resolve_target(path), target_dir="freshness_target")
+    status = {r.node.name: str(r.status) for r in outcome.results}
+    assert status["workspaces"] == "warn"
+    assert status["campaign_recipients"] == "pass" and status["campaign_variants"] == "pass"
+    assert status["replies"] == "warn" and status["campaign_stats"] == "error"
+    assert "campaigns" not in status and "email_accounts" not in status  # scd2: no threshold
