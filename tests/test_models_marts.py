@@ -284,9 +284,10 @@ def check_marts(warehouse: Path) -> None:
         count_campaigns_bounced=("status", lambda s: int((s == "bounced").sum())),
         count_campaigns_other_status=("status", lambda s: int((~s.isin(STATUSES)).sum())),
     )
-    named = rl.sort_values(["first_name", "last_name", "company"]).groupby(["workspace_id", "email_l"]).first()
-    lead["first_name"] = named["first_name"].reindex(lead.index)
-    lead["company"] = named["company"].reindex(lead.index)
+    names = rl.assign(**{c: rl[c].fillna("") for c in ("first_name", "last_name", "company")})
+    named = names.sort_values(["first_name", "last_name", "company"]).groupby(["workspace_id", "email_l"]).first()
+    lead["first_name"] = named["first_name"].replace("", None).reindex(lead.index)
+    lead["company"] = named["company"].replace("", None).reindex(lead.index)
     lead["count_replies"] = rep.groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0)
     lead["count_positive_replies"] = (
         rep[rep["is_positive"]].groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0))
