@@ -346,6 +346,8 @@ def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
 
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
     con = duckdb.connect(str(path))
+    for table in ("campaign_recipients", "replies", "campaign_variants"):  # the synthetic data leaves them out
+        con.execute(f"alter table outreach.{table} add column if not exists synced_at timestamptz")
     con.execute("update outreach.workspaces set synced_at = now() - interval 1 hour")  # one quick run missed
     con.execute("update outreach.campaign_recipients set synced_at = now() - interval 2 hour")  # fresh enough
     con.execute("update outreach.replies set synced_at = now() - interval 30 hour")  # last night's full missed
