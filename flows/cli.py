@@ -64,6 +64,11 @@ def sandbox(
     )
 
 
+class Destination(str, Enum):
+    duckdb = "duckdb"
+    postgres = "postgres"
+
+
 @app.command()
 def sync(
     mode: Mode = Mode.quick,
@@ -72,12 +77,18 @@ def sync(
         Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    destination: Annotated[
+        Optional[Destination],
+        typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
+    ] = None,
     spool: Annotated[Optional[Path], typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Threads reading the API at once.")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
     from pipelines.errors import OutreachError
-    from pipelines.sync import run_sync
+    from pipelines.run import run_sync
 
     try:
         report = run_sync(
@@ -85,8 +96,12 @@ def sync(
             base_url=base_url,
             api_keys=api_key or None,
             duckdb_path=duckdb,
+            destination=destination.value if destination else None,
             spool_dir=spool,
+            workers=workers,
+            batch_size=batch_size,
             progress=progress,
+            notify=lambda line: typer.echo(line, err=True),
         )
     except OutreachError as exc:
         _fail(str(exc))

@@ -15,12 +15,6 @@ PER_PAGE_CAMPAIGNS = 100
 PER_PAGE_REPLIES = 100
 PER_PAGE_RECIPIENTS = 200
 
-DEFAULT_REPLY_BODY_CAP = 500
-DEFAULT_REPLY_LOOKBACK_S = 3600
-DEFAULT_WORKERS = 4
-# DuckDB spills to disk beyond this; a load's merge work grows with the rows staged, so any limit above
-# what a small load needs made the peak grow with rows up to the limit (+270 MB at 1M recipients with 256MB)
-DEFAULT_DUCKDB_MEMORY_LIMIT = "64MB"
 RECIPIENT_BATCH_ROWS = 10_000
 REPLY_BODY_CHUNK_ROWS = 10_000  # replies without a body are settled (hook, cap) this many at a time
 FILE_MAX_ROWS = 100_000
@@ -66,6 +60,7 @@ _COLUMNS_FACTORY: dict[str, Any] = {
         "workspace_id": _text(),
         "created_at": _ts(),
         "synced_at": _ts(),
+        "observed_at": _ts(),  # the service's clock when the account was read
     },
     "campaigns": lambda: {
         "id": _text(nullable=False),

@@ -221,13 +221,14 @@ def assert_warehouse_equals_api(
 
 
 def table_snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every base table, without bookkeeping columns (_dlt_*, synced_at)."""
+    """Every row of every base table, without bookkeeping columns (_dlt_*, synced_at, and observed_at: the
+    service's clock when the workspace was read, which moves with every sync like synced_at)."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     for table in (*API_TABLE_KEYS, "campaigns", "email_accounts"):
         cols = [
             r[0]
             for r in query(db, f"describe outreach.{table}")
-            if r[0] not in ("_dlt_load_id", "_dlt_id", "synced_at")
+            if r[0] not in ("_dlt_load_id", "_dlt_id", "synced_at", "observed_at")
         ]
         col_sql = ", ".join(f'"{c}"' for c in cols)
         out[table] = sorted(query(db, f"select {col_sql} from outreach.{table}"), key=repr)

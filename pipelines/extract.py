@@ -1,0 +1,194 @@
+"""Extract: plan a batch of workspaces, then extract and normalize it into one dlt load package.
+
+Nothing is written to the warehouse here; it is only read (state, stored bodies and pages) under the
+caller's read lock. The batch's pipeline is named after its first workspace (``outreach_<workspace
+id>``; a batch of one keeps the name a per-workspace pipeline always had) and has its own staging
+dataset, so batches that load at once (PostgreSQL, several workers) never share staged rows.
+
+The package holds the batch's data, then (a second source into the same package, extracted after
+the data) one `sync_state` row per workspace that extracted everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+from pipelines import settings as S
+from pipelines.batch import Batch, BodyLookup, Workspace, WorkspacePlan
+from pipelines.config import OutreachSettings
+from pipelines.destination import Warehouse, make_pipeline
+from pipelines.failure import explain
+from pipelines.plan import plan_batch
+from pipelines.progress import WorkspaceProgress
+from pipelines.runs import current_load_id, run_row, runs_resource
+from pipelines.state import state_resource, state_row
+from pipelines.warehouse import WarehouseReader
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Extracted:
+    """A batch extracted and normalized: its pipeline holds the package, waiting to load."""
+
+    pipeline: Any  # dlt.Pipeline
+    batch: Batch
+    warehouse: Warehouse
+    started_at: datetime
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    error: BaseException | None = None  # the whole batch failed (dlt itself), besides per-workspace errors
+    key_failures: list[dict[str, Any]] = field(default_factory=list)  # run records of keys that named no workspace
+    marked_deleted: dict[str, dict[str, int]] = field(default_factory=dict)  # full sync: workspace -> table -> rows
+
+
+def pipeline_name_for(workspace_id: str) -> str:
+    """dlt pipeline name of a batch whose first workspace is `workspace_id`: ``outreach_<id, - as _>``."""
+    return S.PIPELINE_PREFIX + "".join(c if c.isalnum() else "_" for c in workspace_id)
+
+
+def extract_batch(
+    workspaces: Sequence[Workspace],
+    *,
+    mode: str,
+    settings: OutreachSettings,
+    warehouse: Warehouse,
+    run_id: str,
+    read_lock: Any = None,
+    progress_for: Callable[[Workspace], WorkspaceProgress] | None = None,
+    body_lookup: BodyLookup | str | None = "auto",
+    synced_at: datetime | None = None,
+    key_failures: Sequence[dict[str, Any]] = (),
+) -> Extracted:
+    """Plan, extract and normalize `workspaces` (sorted by workspace id) as one batch.
+
+    Per-workspace failures are recorded in each plan (the batch goes on); a failure of dlt itself marks
+    every workspace failed (`Extracted.error`). `read_lock` is held around each warehouse read.
+    `body_lookup`: "auto" (bodies from webhook events when pipelines.events exists), None (API only) or
+    a `BodyLookup`.
+    """
+    started = datetime.now(timezone.utc)
+    ordered = sorted(workspaces, key=lambda w: w.workspace_id)
+    pipeline = make_pipeline(pipeline_name_for(ordered[0].workspace_id), warehouse, settings.pipelines_dir)
+    reader = WarehouseReader(pipeline, read_lock)
+    batch = Batch(
+        mode=mode,
+        plans=[],
+        synced_at=synced_at or started,
+        run_id=run_id,
+        reply_lookback_s=settings.reply_lookback_s,
+        reply_body_cap=settings.reply_body_cap,
+        workers=settings.workers,
+    )
+    extracted = Extracted(
+        pipeline=pipeline, batch=batch, warehouse=warehouse, started_at=started, key_failures=list(key_failures)
+    )
+    progress_for = progress_for or (lambda ws: WorkspaceProgress(label=ws.name))
+    clock = time.monotonic()
+    try:
+        plan_batch(batch, reader, progress_for, settings, ordered)
+        batch.body_lookup = _default_body_lookup(pipeline, settings, read_lock) if body_lookup == "auto" else body_lookup  # type: ignore[assignment]
+        extracted.stage_seconds["plan"] = round(time.monotonic() - clock, 3)
+        if batch.ok_plans:
+            from pipelines.source import outreach_source
+
+            for plan in batch.ok_plans:
+                plan.progress.set_stage("extract")
+            clock = time.monotonic()
+            pipeline.extract(
+                [outreach_source(batch, reader), outcome_source(batch, extracted)],
+                loader_file_format="parquet",
+            )
+            extracted.stage_seconds["extract"] = round(time.monotonic() - clock, 3)
+    except Exception as exc:  # noqa: BLE001 - the batch fails; the run reports it and goes on
+        extracted.error = exc
+        for plan in batch.plans:
+            plan.fail(exc)
+    finally:
+        reader.close()
+        for plan in batch.plans:
+            plan.client.close()
+    clock = time.monotonic()
+    for plan in batch.ok_plans:
+        plan.progress.set_stage("normalize")
+    try:
+        pipeline.normalize()
+    except Exception as exc:  # noqa: BLE001 - as above
+        extracted.error = extracted.error or exc
+        for plan in batch.plans:
+            plan.fail(exc)
+    extracted.stage_seconds["normalize"] = round(time.monotonic() - clock, 3)
+    for plan in batch.ok_plans:
+        plan.progress.set_stage("extracted")
+    return extracted
+
+
+@dlt.source(name=S.SOURCE_NAME)
+def outcome_source(batch: Batch, extracted: Extracted) -> Any:
+    """What the batch's extraction came to, in the same package as its data and extracted after it: the new
+    `sync_state` of each workspace that extracted everything, and one `sync_runs` record per workspace."""
+    return [state_resource(lambda: _state_rows(batch)), runs_resource(lambda: _run_rows(batch, extracted))]
+
+
+def _run_rows(batch: Batch, extracted: Extracted) -> list[dict[str, Any]]:
+    load_id = current_load_id()
+    return [*extracted.key_failures, *(run_record(extracted, plan, [load_id] if load_id else []) for plan in batch.plans)]
+
+
+def run_record(extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], error: BaseException | None = None) -> dict[str, Any]:
+    """The run record of one workspace of the batch (`error` overrides the plan's own)."""
+    failure = error or plan.error
+    duckdb_path = extracted.warehouse.duckdb_path
+    return run_row(
+        run_id=extracted.batch.run_id,
+        workspace_id=plan.workspace_id,
+        workspace_name=plan.workspace.name,
+        mode=extracted.batch.mode,
+        started_at=extracted.started_at,
+        outcome="failed" if failure is not None else "ok",
+        rows_loaded=plan.rows,
+        requests=plan.workspace.requests + plan.client.stats.requests,
+        error=explain(failure, duckdb_path) if failure is not None else "",
+        load_ids=load_ids,
+    )
+
+
+def _state_rows(batch: Batch) -> list[dict[str, Any]]:
+    """The new state of each workspace that extracted everything (called after the data was extracted)."""
+    return [
+        state_row(
+            plan.workspace_id,
+            plan.workspace.name,
+            mode=batch.mode,
+            fingerprints=plan.fingerprints,
+            reply_cursor=plan.reply_cursor,
+            event_types_loaded=plan.state.event_types_loaded or plan.event_types is not None,
+            previous=plan.state,
+            synced_at=batch.synced_at,
+        )
+        for plan in batch.ok_plans
+    ]
+
+
+def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup | None:
+    """Reply bodies from lead.replied webhook events (pipelines.events, issue 6), if available."""
+    try:
+        from pipelines.events import bodies_from_events
+    except ImportError:
+        log.debug("pipelines.events not available: reply bodies come from the API only")
+        return None
+    spool_dir: Path | None = settings.spool_path()
+
+    def lookup(replies: Any) -> Any:
+        with lock if lock is not None else contextlib.nullcontext():
+            return bodies_from_events(replies, pipeline=pipeline, spool_dir=spool_dir)
+
+    return lookup
