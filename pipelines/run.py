@@ -27,7 +27,7 @@ from pipelines import settings as S
 from pipelines.accounts import check_keys
 from pipelines.batch import Workspace
 from pipelines.config import OutreachSettings, require_api, resolve_settings
-from pipelines.destination import Warehouse, make_pipeline, warehouse_target
+from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
 from pipelines.report import SyncReport, WorkspaceReport
@@ -92,12 +92,12 @@ def run_sync(
             index, first = failures[0]
             raise _numbered(first, index, len(keys))
         _preload_libraries()
-        with lock.access(warehouse):
-            report.events_loaded = load_spool_events(cfg, warehouse)
         trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
         run_id = new_run_id()
         key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
-        with ProgressDisplay(list(trackers.values()), enabled=progress):
+        with kept_open(warehouse, cfg.pipelines_dir), ProgressDisplay(list(trackers.values()), enabled=progress):
+            with lock.access(warehouse):
+                report.events_loaded = load_spool_events(cfg, warehouse)
             reports = run_batches(
                 found, mode=mode, settings=cfg, warehouse=warehouse, run_id=run_id,
                 progress_for=lambda ws: trackers[ws.index], key_failures=key_records,
