@@ -72,14 +72,16 @@ class Warehouse:
     def _postgres_credentials(self) -> Any:
         import dlt
 
-        try:
-            return dlt.destinations.postgres().configuration(None).credentials
-        except Exception as exc:  # noqa: BLE001 - dlt names the missing field
+        creds = None
+        with contextlib.suppress(Exception):  # an unparsable value counts as missing; the message says what to set
+            creds = dlt.destinations.postgres().configuration(None, accept_partial=True).credentials  # type: ignore[arg-type]
+        if creds is None or not creds.is_resolved():
             raise ConfigError(
-                "PostgreSQL credentials missing: set DESTINATION__POSTGRES__CREDENTIALS "
+                "PostgreSQL credentials missing or incomplete: set DESTINATION__POSTGRES__CREDENTIALS "
                 "(postgresql://user:password@host:5432/database) or [destination.postgres] credentials "
-                f"in .dlt/secrets.toml ({type(exc).__name__})"
-            ) from None
+                "in .dlt/secrets.toml"
+            )
+        return creds
 
     def dlt_destination(self, staging_suffix: str = "") -> Any:
         """The dlt destination, its staging dataset ``outreach_staging_<suffix>`` (one per pipeline: a

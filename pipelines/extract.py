@@ -103,9 +103,10 @@ def extract_batch(
             for plan in batch.ok_plans:
                 plan.progress.set_stage("extract")
             clock = time.monotonic()
+            # parquet where the destination loads it natively (DuckDB); elsewhere dlt's default format
             pipeline.extract(
                 [outreach_source(batch, reader), outcome_source(batch, extracted)],
-                loader_file_format="parquet",
+                loader_file_format="parquet" if warehouse.is_duckdb else None,
             )
             extracted.stage_seconds["extract"] = round(time.monotonic() - clock, 3)
     except Exception as exc:  # noqa: BLE001 - the batch fails; the run reports it and goes on
