@@ -109,6 +109,36 @@ def sync(
 
 
 @app.command()
+def status(
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    destination: Annotated[
+        Optional[Destination],
+        typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")] = False,
+    runs: Annotated[int, typer.Option(help="Runs shown per workspace.")] = 5,
+) -> None:
+    """Per workspace: the last runs, rows loaded, cursors, deferred reply bodies, the last error. No API request."""
+    import json
+
+    from pipelines.destination import warehouse_target
+    from pipelines.errors import OutreachError
+    from pipelines.status import as_json, read_status, render
+
+    try:
+        target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
+        found = read_status(target, runs=runs)
+    except OutreachError as exc:
+        _fail(str(exc))
+    if json_output:
+        typer.echo(json.dumps(as_json(found), indent=1))
+        return
+    from rich.console import Console
+
+    Console().print(render(found))
+
+
+@app.command()
 def models(
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
     publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build.")] = True,

@@ -255,6 +255,23 @@ class WarehouseLock(_Reusable):
         return warehouse_writer(self.target, what=self.holder, shared=self.shared, timeout_s=self.timeout_s)
 
 
+def current_holder(target: Any) -> Holder | None:
+    """Who holds a DuckDB warehouse's lock right now, without taking it (None: nobody, or not a file)."""
+    tgt = as_target(target)
+    if tgt.lock_file is None or not tgt.lock_file.exists():
+        return None
+    with open(tgt.lock_file) as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            holder = _read_holder(tgt.lock_file)
+            return holder if isinstance(holder, Holder) else None
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    return None
+
+
 # -- acquiring and releasing -------------------------------------------------------------------------
 def _acquire(state: _Hold, me: Holder, exclusive: bool, timeout_s: float | None, notify: Notify | None) -> None:
     timeout = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s

@@ -3,6 +3,7 @@ webhook events and run records as DuckDB, equal to the API; several syncs loadin
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -121,6 +122,20 @@ def test_postgres_equals_the_api_through_full_quick_and_full_with_history_marks_
     assert [r[0] for r in query(db, "select mode from outreach.sync_runs group by run_id, mode order by run_id")] == [
         "full", "quick", "quick", "full"
     ]
+
+    # `outreach status --destination postgres` reads the same from the server, without the API
+    sb.reset_metrics()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    out = subprocess.run([str(Path(sys.executable).with_name("outreach")), "status", "--destination", "postgres", "--json"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert sb.metrics()["requests"] == 0
+    status = json.loads(out.stdout)
+    assert status["synced"] and status["warehouse"].startswith("postgres ")
+    assert {w["workspace_id"] for w in status["workspaces"]} == {t["workspace_id"] for t in truths}
+    for ws in status["workspaces"]:
+        assert [r["mode"] for r in ws["runs"]] == ["full", "quick", "quick", "full"]
+        assert {r["outcome"] for r in ws["runs"]} == {"ok"} and ws["newest_reply"] and ws["last_full_at"]
 
 
 def query_rw(dsn: str, sql: str, *params: Any) -> None:
