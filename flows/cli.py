@@ -145,10 +145,19 @@ def models(
 ) -> None:
     """Build the reporting schema, run the data tests, publish the BI file."""
     from models.runner import ModelError, build
+    from pipelines.config import resolve_settings
+    from pipelines.destination import warehouse_target
+    from pipelines.errors import OutreachError
+    from pipelines.lock import warehouse_writer
 
     try:
-        report = build(duckdb_path=duckdb, publish=publish)
-    except ModelError as exc:
+        cfg = resolve_settings(duckdb_path=duckdb)
+        target = warehouse_target(cfg, destination="duckdb")  # --duckdb, else SOURCES__OUTREACH__DUCKDB_PATH
+        # the one warehouse lock: a build waits for a running sync and reads only what it committed
+        notify = lambda line: typer.echo(line, err=True)  # noqa: E731
+        with warehouse_writer(target, what="model build", timeout_s=cfg.lock_timeout_s, notify=notify):
+            report = build(duckdb_path=target.duckdb_path, publish=publish)
+    except (ModelError, OutreachError) as exc:
         _fail(str(exc))
     typer.echo(report.summary())
 

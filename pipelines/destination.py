@@ -100,16 +100,27 @@ class Warehouse:
         """Bound DuckDB's memory during loads (its default is 80% of RAM); it spills to disk instead."""
         return {"memory_limit": self.memory_limit, "preserve_insertion_order": False}
 
-    def create_if_missing(self) -> None:
-        """Create a missing DuckDB warehouse in `storage_version` (dlt would create it in DuckDB's newest
-        format, which older DuckDB releases, and so most BI tools, cannot open). DuckDB keeps writing a
-        file in the format it was created in."""
-        if self.duckdb_path is None or self.duckdb_path.exists():
+    def open_for_writing(self) -> None:
+        """Open the DuckDB warehouse for writing once, and close it: creates a missing file in
+        `storage_version` (dlt would create it in DuckDB's newest format, which older DuckDB releases,
+        and so most BI tools, cannot open; DuckDB keeps writing a file in the format it was created in),
+        and raises DuckDB's own error for a file another process holds or one that is not a database."""
+        if self.duckdb_path is None:
             return
         import duckdb
 
+        config = {} if self.duckdb_path.exists() else {"storage_compatibility_version": self.storage_version}
         self.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
-        duckdb.connect(str(self.duckdb_path), config={"storage_compatibility_version": self.storage_version}).close()
+        try:
+            duckdb.connect(str(self.duckdb_path), config=config).close()
+        except duckdb.ConnectionException:
+            # this process already has the database open with other settings (dlt's): open, so writable
+            log.debug("warehouse %s already open in this process", self.duckdb_path)
+
+    def create_if_missing(self) -> None:
+        """Create a missing DuckDB warehouse in `storage_version` (see `open_for_writing`)."""
+        if self.duckdb_path is not None and not self.duckdb_path.exists():
+            self.open_for_writing()
 
 
 def warehouse_target(
@@ -158,7 +169,9 @@ def bounded_files() -> None:
 
 @contextlib.contextmanager
 def kept_open(warehouse: Warehouse, pipelines_dir: str | Path | None) -> Iterator[None]:
-    """Keep one connection to a DuckDB warehouse open while a run lasts.
+    """Keep one connection to a DuckDB warehouse open while a run lasts (opening it read-write is also the
+    last check, before the first API request, that the warehouse can be written: a locked or unreadable
+    file fails here in one line).
 
     Each dlt step opens and closes its own connections; when the last one closes, DuckDB closes the
     database, and the next step opens it again, reading the catalog of every table and staging schema
@@ -170,7 +183,14 @@ def kept_open(warehouse: Warehouse, pipelines_dir: str | Path | None) -> Iterato
         yield
         return
     client = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, pipelines_dir).sql_client()
-    client.open_connection()
+    try:
+        client.open_connection()
+    except Exception as exc:  # noqa: BLE001 - said in one line with its root cause, before any API request
+        from pipelines.failure import WarehouseUnavailable, explain
+
+        raise WarehouseUnavailable(
+            f"cannot open the warehouse {warehouse.label} for writing: {explain(exc, warehouse.duckdb_path)}"
+        ) from None
     try:
         yield
     finally:

@@ -12,6 +12,10 @@ from pathlib import Path
 from pipelines.errors import OutreachError
 
 
+class WarehouseUnavailable(OutreachError):
+    """The warehouse cannot be opened for writing (found before the first API request)."""
+
+
 def chain(exc: BaseException) -> list[BaseException]:
     """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
     then an unsuppressed ``__context__``; outermost first, each once."""

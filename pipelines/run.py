@@ -160,11 +160,12 @@ def run_batches(
 
 def prepare_warehouse(warehouse: Warehouse) -> None:
     """Before the first API request: check the warehouse can be written, and create a missing DuckDB file
-    in the configured storage format (issue 12 #3, issue 11).
+    in the configured storage format (issue 12 #3, issue 11). Raises a one-line error.
 
-    The checks are the reliab track's `pipelines.diagnose.preflight_warehouse` (one-line WarehouseError:
-    missing parent, read-only, not DuckDB, locked by process N, no space) once it is on main; this is its
-    one call site.
+    The checks are the reliab track's `pipelines.diagnose.preflight_warehouse` (missing parent, read-only,
+    not DuckDB, locked by process N, no space; and a note for a file in a newer storage format) when it is
+    present; this is its one call site. Then the file is opened for writing once (created if missing),
+    which by itself finds a file another process holds or one that is not a DuckDB database.
     """
     if warehouse.duckdb_path is None:
         return
@@ -175,11 +176,13 @@ def prepare_warehouse(warehouse: Warehouse) -> None:
     if preflight_warehouse is not None:
         preflight_warehouse(warehouse.duckdb_path, warehouse.storage_version)
     try:
-        warehouse.create_if_missing()
+        warehouse.open_for_writing()
     except Exception as exc:  # noqa: BLE001 - one line naming the cause
-        from pipelines.failure import explain
+        from pipelines.failure import WarehouseUnavailable, explain
 
-        raise ConfigError(f"cannot create the warehouse {warehouse.duckdb_path}: {explain(exc, None)}") from None
+        raise WarehouseUnavailable(
+            f"cannot open the warehouse {warehouse.duckdb_path} for writing: {explain(exc, warehouse.duckdb_path)}"
+        ) from None
 
 
 def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_dir: str | Path | None = None) -> int:
