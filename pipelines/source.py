@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import dlt
+import pyarrow as pa
 from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
@@ -198,12 +199,19 @@ def campaign_recipients(batch: Batch) -> DltResource:
     def _flush(pending: dict[str, list[Any]], owners: dict[str, WorkspacePlan]) -> Iterator[Any]:
         for workspace_id, rows in pending.items():
             if rows:
-                table = recipients_table(rows, workspace_id, batch.synced_at)
+                table = _id_required(recipients_table(rows, workspace_id, batch.synced_at))
                 owners[workspace_id].add_rows("campaign_recipients", table.num_rows)
                 yield table
         pending.clear()
 
     return _recipients()
+
+
+def _id_required(table: pa.Table) -> pa.Table:
+    """Mark `id` not nullable, as the primary key is in dlt's schema (rows without an id never reach the
+    table), so dlt finds the arrow schema and its own hints agree."""
+    index = table.schema.get_field_index("id")
+    return table.cast(table.schema.set(index, table.schema.field(index).with_nullable(False)))
 
 
 def _parse_ts(value: Any) -> datetime | None:
