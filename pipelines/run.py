@@ -31,7 +31,7 @@ from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
 from pipelines.report import SyncReport, WorkspaceReport
-from pipelines.runs import run_row
+from pipelines.runs import flush_failed_runs, run_row
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,7 @@ def run_sync(
         key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
         with kept_open(warehouse, cfg.pipelines_dir), ProgressDisplay(list(trackers.values()), enabled=progress):
             with lock.access(warehouse):
+                flush_failed_runs(warehouse, cfg.pipelines_dir)
                 report.events_loaded = load_spool_events(cfg, warehouse)
             reports = run_batches(
                 found, mode=mode, settings=cfg, warehouse=warehouse, run_id=run_id,

@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import dlt
@@ -111,6 +112,24 @@ def record_failed_runs(warehouse: Any, pipelines_dir: str | None, rows: Iterable
         except Exception as exc:  # noqa: BLE001 - the warehouse cannot take them: nothing more to do
             log.warning("run records not written (%s): the warehouse refused them too", type(exc).__name__)
             return False
+
+
+def flush_failed_runs(warehouse: Any, pipelines_dir: str | None) -> None:
+    """Load run records an earlier run could not write (its warehouse refused them), if any are waiting."""
+    from dlt.common.pipeline import get_dlt_pipelines_dir
+
+    from pipelines.destination import make_pipeline
+
+    if not (Path(pipelines_dir or get_dlt_pipelines_dir()) / RUNS_PIPELINE).is_dir():
+        return
+    with _failed_runs_lock:
+        try:
+            pipeline = make_pipeline(RUNS_PIPELINE, warehouse, pipelines_dir)
+            if pipeline.has_pending_data:
+                pipeline.normalize()
+                pipeline.load().raise_on_failed_jobs()
+        except Exception as exc:  # noqa: BLE001 - they wait for the next run
+            log.warning("earlier run records still not written (%s)", type(exc).__name__)
 
 
 @dlt.source(name=S.SOURCE_NAME)

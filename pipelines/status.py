@@ -134,19 +134,27 @@ def _workspaces(cursor: Any, tables: set[str], runs: int) -> list[WorkspaceStatu
         return found[key]
 
     if RUNS_TABLE in tables:
+        # one line per run and workspace: a run whose load failed has a `failed` record and, once a later
+        # run loaded its package, its own `ok` record too: the run failed when it ran, so `failed` wins
         rows = _fetch(
             cursor,
             f"""
+            with records as (
+                select coalesce(r.workspace_id, r.workspace_name) as ws_key, r.run_id,
+                       max(r.workspace_id) as workspace_id, max(r.workspace_name) as workspace_name,
+                       max(r.mode) as mode, min(r.started_at) as started_at,
+                       max(coalesce(l.inserted_at, r.ended_at)) as ended_at, min(r.outcome) as outcome,
+                       max(cast(r.rows_loaded as varchar)) as rows_loaded, max(r.requests) as requests,
+                       max(r.error) as error
+                from outreach.{RUNS_TABLE} r
+                join outreach._dlt_loads l on l.load_id = r._dlt_load_id and l.status = 0
+                group by coalesce(r.workspace_id, r.workspace_name), r.run_id
+            )
             select workspace_id, workspace_name, run_id, mode, started_at, ended_at, outcome, rows_loaded, requests,
                    error
             from (
-                select r.workspace_id, r.workspace_name, r.run_id, r.mode, r.started_at,
-                       coalesce(l.inserted_at, r.ended_at) as ended_at, r.outcome, r.rows_loaded, r.requests,
-                       r.error,
-                       row_number() over (partition by coalesce(r.workspace_id, r.workspace_name)
-                                          order by r.started_at desc, r.run_id desc) as rn
-                from outreach.{RUNS_TABLE} r
-                join outreach._dlt_loads l on l.load_id = r._dlt_load_id and l.status = 0
+                select *, row_number() over (partition by ws_key order by started_at desc, run_id desc) as rn
+                from records
             ) as recent
             where rn <= {int(runs)}
             order by workspace_name, started_at desc

@@ -159,3 +159,13 @@ def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_
              spool_dir=tmp_path / "none", progress=False, rate_limit_per_minute=0, reply_body_cap=100_000)
     assert_warehouse_equals_api(db, api_truth(sb.base_url, keys[0]))
     assert_no_duplicates(db)
+    # the failed run's record, refused with the load, was written by the next run with its one-line reason;
+    # the run's own record (ok) arrived with its package, which the next run loaded: status says failed
+    records = query(db, "select outcome, error from outreach.sync_runs where run_id = 'r1' order by outcome")
+    assert [r[0] for r in records] == ["failed", "ok"]
+    assert line.startswith(records[0][1]) and str(reader.pid) in records[0][1]
+    from pipelines.status import read_status
+
+    (ws,) = read_status(warehouse).workspaces
+    r1 = next(run for run in ws.runs if run.run_id == "r1")
+    assert r1.outcome == "failed" and r1.error == records[0][1] and ws.runs[0].outcome == "ok"
