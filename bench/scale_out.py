@@ -52,7 +52,7 @@ def start_sandbox(n: int) -> Any:
     """A sandbox process with `n` tiny workspaces and no rate limit (the sandbox's ``--workspaces N``)."""
     from sandbox.server import SandboxProcess
 
-    return SandboxProcess(scale="tiny", rate_limit=0, workspaces=n).start()
+    return SandboxProcess(scale="tiny", rate_limit=0, workspaces=n).start()  # type: ignore[call-arg]  # sandbox track
 
 
 def workspace_keys(sandbox: Any, n: int) -> list[str]:
@@ -90,18 +90,25 @@ def check_warehouse(db: Path, n: int) -> dict[str, Any]:
     try:
         con.execute(f"attach '{db}' as wh (read_only)")
         con.execute("use wh")
-        workspaces = con.execute("select count(distinct id) from outreach.workspaces").fetchone()[0]
-        states = con.execute(
+        workspaces = _one(con, "select count(distinct id) from outreach.workspaces")
+        states = _one(
+            con,
             "select count(*) from outreach.sync_state s join outreach._dlt_loads l "
-            "on l.load_id = s._dlt_load_id and l.status = 0"
-        ).fetchone()[0]
-        ok = con.execute(
+            "on l.load_id = s._dlt_load_id and l.status = 0",
+        )
+        ok = _one(
+            con,
             "select count(*) from outreach.sync_runs where outcome = 'ok' "
-            "and run_id = (select max(run_id) from outreach.sync_runs)"
-        ).fetchone()[0]
+            "and run_id = (select max(run_id) from outreach.sync_runs)",
+        )
     finally:
         con.close()
     return {"workspaces": workspaces, "states": states, "ok_records": ok, "ok": workspaces == states == ok == n}
+
+
+def _one(con: Any, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def measure(

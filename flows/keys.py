@@ -8,6 +8,8 @@ state or an artifact.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pipelines.errors import ConfigError
 from pipelines.keys import (
     KeyRef,
@@ -33,7 +35,7 @@ def prefect_secret(name: str) -> str:
     from prefect.blocks.system import Secret
 
     try:
-        block = Secret.load(name)
+        block: Any = Secret.load(name)
     except ValueError as exc:
         raise ConfigError(
             f"Prefect Secret block {name!r} not found: create it with "

@@ -12,8 +12,8 @@ keeps its own key (a header per request) and its own rate budget (`pipelines.pac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,7 +23,6 @@ from pipelines.batch import Workspace
 from pipelines.client import OutreachClient, connectivity_check
 from pipelines.config import OutreachSettings
 from pipelines.errors import OutreachError
-
 
 POOL_CONNECTIONS = 64
 

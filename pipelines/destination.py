@@ -61,7 +61,17 @@ class Warehouse:
                 scope=S.DATASET_NAME,
             )
         # another dlt destination: no lock of its own beyond this process
-        return LockTarget(key=f"{self.destination}:{S.DATASET_NAME}", lock_file=None, connect=None, scope=S.DATASET_NAME)
+        return LockTarget(
+            key=f"{self.destination}:{S.DATASET_NAME}", lock_file=None, connect=None, scope=S.DATASET_NAME
+        )
+
+    def schema_lock_target(self) -> LockTarget | None:
+        """On a server, the exclusive lock around dlt's schema changes (CREATE SCHEMA / TABLE / ALTER): loads
+        run at once there, and two pipelines creating the same table at the same moment collide."""
+        if not self.is_postgres:
+            return None
+        base = self.lock_target()
+        return LockTarget(key=base.key + "#schema", connect=self.connect, scope=S.DATASET_NAME + "#schema")
 
     def connect(self) -> Any:
         """A DB-API connection to the PostgreSQL database (credentials the dlt way)."""
@@ -109,7 +119,9 @@ class Warehouse:
             return
         import duckdb
 
-        config = {} if self.duckdb_path.exists() else {"storage_compatibility_version": self.storage_version}
+        config: dict[str, str | bool | int | float | list[str]] = (
+            {} if self.duckdb_path.exists() else {"storage_compatibility_version": self.storage_version}
+        )
         self.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             duckdb.connect(str(self.duckdb_path), config=config).close()
@@ -146,12 +158,12 @@ def make_pipeline(name: str, warehouse: Warehouse, pipelines_dir: str | Path | N
     import dlt
 
     bounded_files()
-    return dlt.pipeline(
-        pipeline_name=name,
-        destination=warehouse.dlt_destination(name.removeprefix(S.PIPELINE_PREFIX)),
-        dataset_name=S.DATASET_NAME,
-        pipelines_dir=str(pipelines_dir) if pipelines_dir else None,
-    )
+    destination = warehouse.dlt_destination(name.removeprefix(S.PIPELINE_PREFIX))
+    if pipelines_dir:
+        return dlt.pipeline(
+            pipeline_name=name, destination=destination, dataset_name=S.DATASET_NAME, pipelines_dir=str(pipelines_dir)
+        )
+    return dlt.pipeline(pipeline_name=name, destination=destination, dataset_name=S.DATASET_NAME)
 
 
 def bounded_files() -> None:

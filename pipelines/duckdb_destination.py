@@ -24,8 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple, Type
 
-from dlt.common.destination.client import FollowupJobRequest, PreparedTableSchema
-from dlt.common.schema.typing import TSortOrder
+from dlt.common.destination.client import FollowupJobRequest
+from dlt.common.destination.typing import PreparedTableSchema
+from dlt.common.typing import TSortOrder
 from dlt.destinations.impl.duckdb.duck import DuckDbClient
 from dlt.destinations.impl.duckdb.factory import duckdb as duckdb_factory
 from dlt.destinations.impl.duckdb.sql_client import DuckDbSqlClient
@@ -64,14 +65,14 @@ class RowidDedupMergeJob(SqlMergeFollowupJob):
         table_name: str,
         primary_keys: Sequence[str],
         columns: Sequence[str],
-        dedup_sort: Tuple[str, TSortOrder] = None,
-        condition: str = None,
-        condition_columns: Sequence[str] = None,
+        dedup_sort: Optional[Tuple[str, TSortOrder]] = None,
+        condition: Optional[str] = None,
+        condition_columns: Optional[Sequence[str]] = None,
         skip_dedup: bool = False,
     ) -> str:
         if skip_dedup or dedup_sort is not None:
-            return super().gen_select_from_dedup_sql(
-                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup
+            return super().gen_select_from_dedup_sql(  # dlt annotates these None defaults without Optional
+                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup  # type: ignore[arg-type]
             )
         inner = list(columns) + list(condition_columns or [])
         return f"""

@@ -95,7 +95,9 @@ def extract_batch(
     clock = time.monotonic()
     try:
         plan_batch(batch, reader, progress_for, settings, ordered)
-        batch.body_lookup = _default_body_lookup(pipeline, settings, read_lock) if body_lookup == "auto" else body_lookup  # type: ignore[assignment]
+        batch.body_lookup = (
+            _default_body_lookup(pipeline, settings, read_lock) if body_lookup == "auto" else body_lookup
+        )  # type: ignore[assignment]
         extracted.stage_seconds["plan"] = round(time.monotonic() - clock, 3)
         if batch.ok_plans:
             from pipelines.source import outreach_source
@@ -141,10 +143,15 @@ def outcome_source(batch: Batch, extracted: Extracted) -> Any:
 
 def _run_rows(batch: Batch, extracted: Extracted) -> list[dict[str, Any]]:
     load_id = current_load_id()
-    return [*extracted.key_failures, *(run_record(extracted, plan, [load_id] if load_id else []) for plan in batch.plans)]
+    return [
+        *extracted.key_failures,
+        *(run_record(extracted, plan, [load_id] if load_id else []) for plan in batch.plans),
+    ]
 
 
-def run_record(extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], error: BaseException | None = None) -> dict[str, Any]:
+def run_record(
+    extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], error: BaseException | None = None
+) -> dict[str, Any]:
     """The run record of one workspace of the batch (`error` overrides the plan's own)."""
     failure = error or plan.error
     duckdb_path = extracted.warehouse.duckdb_path

@@ -35,6 +35,7 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     load_ids: list[str] = []
     failure: BaseException | None = None
     try:
+        _update_schema(extracted)
         # one load job at a time on DuckDB: each open COPY holds its own buffers, so parallel jobs made a
         # load's memory grow with the files in the package, and one file takes one writer anyway
         info = pipeline.load(workers=1 if extracted.warehouse.is_duckdb else 4)
@@ -51,6 +52,18 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     for plan in batch.plans:
         plan.progress.set_stage("done" if plan.ok else "failed")
     return reports
+
+
+def _update_schema(extracted: Extracted) -> None:
+    """On a server where batches load at once, create and alter the dataset's tables first, one pipeline at
+    a time (dlt's load would do it too, but two doing it at the same moment fail on CREATE SCHEMA/TABLE)."""
+    target = extracted.warehouse.schema_lock_target()
+    if target is None or not extracted.pipeline.default_schema_name:
+        return
+    from pipelines.lock import hold
+
+    with hold(target, "schema update", notify=log.debug):  # brief: not worth a line to the user
+        extracted.pipeline.sync_schema()
 
 
 def _after_load(extracted: Extracted) -> None:
@@ -72,8 +85,10 @@ def _record_load_failure(extracted: Extracted, failure: BaseException) -> None:
     """Every workspace of the batch failed to load: say why in one line, and record it if the warehouse can."""
     line = explain(failure, extracted.warehouse.duckdb_path)
     ours = outreach_error(failure)
-    error: OutreachError = ours if ours is not None else LoadFailed(
-        f"loading into the warehouse failed: {line}; the pending load resumes on the next run"
+    error: OutreachError = (
+        ours
+        if ours is not None
+        else LoadFailed(f"loading into the warehouse failed: {line}; the pending load resumes on the next run")
     )
     rows = [run_record(extracted, plan, [], error) for plan in extracted.batch.plans]
     for plan in extracted.batch.plans:

@@ -80,7 +80,9 @@ class Holder:
     @classmethod
     def me(cls, what: str) -> Holder:
         now = datetime.now(timezone.utc).astimezone()
-        return cls(what=what, started_at=now.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=os.getpid(), host=socket.gethostname())
+        return cls(
+            what=what, started_at=now.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=os.getpid(), host=socket.gethostname()
+        )
 
     def line(self) -> str:
         return f"the {self.what} started at {self.started_at} by process {self.pid} ({self.host})"
@@ -338,7 +340,9 @@ def _try_file(state: _Hold, me: Holder) -> Holder | str | None:
 def _read_holder(lock_file: Path) -> Holder | str:
     try:
         data = json.loads(lock_file.read_text() or "{}")
-        return Holder(what=str(data["what"]), started_at=str(data["started_at"]), pid=int(data["pid"]), host=str(data["host"]))
+        return Holder(
+            what=str(data["what"]), started_at=str(data["started_at"]), pid=int(data["pid"]), host=str(data["host"])
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return f"another writer of the warehouse (its lock file {lock_file} names none)"
 
@@ -397,6 +401,8 @@ def _decode_app_name(value: Any) -> Holder | None:
         return None
     try:
         started = datetime.fromtimestamp(int(parts[2]), timezone.utc).astimezone()
-        return Holder(what=parts[1], started_at=started.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=int(parts[3]), host=parts[4])
+        return Holder(
+            what=parts[1], started_at=started.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=int(parts[3]), host=parts[4]
+        )
     except ValueError:
         return None

@@ -57,7 +57,9 @@ def plan_batch(
     for plan in batch.ok_plans:
         plan.fingerprints = {str(c["id"]): campaign_fingerprint(c) for c in plan.campaigns if c.get("id")}
         plan.changed_campaign_ids = [
-            cid for cid, fp in plan.fingerprints.items() if batch.mode == "full" or plan.state.fingerprints.get(cid) != fp
+            cid
+            for cid, fp in plan.fingerprints.items()
+            if batch.mode == "full" or plan.state.fingerprints.get(cid) != fp
         ]
     _read_stats(batch)
     _guide_pages(batch, reader)
@@ -67,12 +69,19 @@ def _read_lists(batch: Batch) -> None:
     """Campaign list, mailboxes and (when needed) event types of every workspace, on a few threads."""
     tasks: list[Callable[[Emit], None]] = []
     for plan in batch.plans:
-        tasks.append(guarded(plan, lambda emit, p=plan: _read_campaigns(p)))
-        tasks.append(guarded(plan, lambda emit, p=plan: _read_mailboxes(p)))
+        tasks.append(guarded(plan, _task(_read_campaigns, plan)))
+        tasks.append(guarded(plan, _task(_read_mailboxes, plan)))
         if batch.mode == "full" or not plan.state.event_types_loaded:
-            tasks.append(guarded(plan, lambda emit, p=plan: _read_event_types(p)))
+            tasks.append(guarded(plan, _task(_read_event_types, plan)))
     for _ in fan_out(tasks, workers=batch.workers):
         pass
+
+
+def _task(read: Callable[[WorkspacePlan], None], plan: WorkspacePlan) -> Callable[[Emit], None]:
+    def work(emit: Emit) -> None:
+        read(plan)
+
+    return work
 
 
 def _read_campaigns(plan: WorkspacePlan) -> None:
@@ -133,7 +142,9 @@ def _guide_pages(batch: Batch, reader: WarehouseReader) -> None:
         stored = reader.stored_pages([cid for p in batch.ok_plans for cid in p.changed_campaign_ids], per_page)
     for plan in batch.ok_plans:
         plan.page_guides = {
-            cid: PageGuide(per_page, stored.get(cid), plan.stats.get(cid)) if batch.mode == "quick" else PageGuide(per_page)
+            cid: PageGuide(per_page, stored.get(cid), plan.stats.get(cid))
+            if batch.mode == "quick"
+            else PageGuide(per_page)
             for cid in plan.changed_campaign_ids
         }
 

@@ -100,8 +100,13 @@ def run_sync(
                 flush_failed_runs(warehouse, cfg.pipelines_dir)
                 report.events_loaded = load_spool_events(cfg, warehouse)
             reports = run_batches(
-                found, mode=mode, settings=cfg, warehouse=warehouse, run_id=run_id,
-                progress_for=lambda ws: trackers[ws.index], key_failures=key_records,
+                found,
+                mode=mode,
+                settings=cfg,
+                warehouse=warehouse,
+                run_id=run_id,
+                progress_for=lambda ws: trackers[ws.index],
+                key_failures=key_records,
             )
     report.workspaces = [r for r, _ in reports if r is not None]
     report.seconds = round(time.monotonic() - started, 3)
@@ -150,7 +155,9 @@ def run_batches(
         return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
 
     out: list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]] = []
-    with ThreadPoolExecutor(max_workers=min(BATCHES_IN_FLIGHT, len(batches)), thread_name_prefix="outreach-batch") as pool:
+    with ThreadPoolExecutor(
+        max_workers=min(BATCHES_IN_FLIGHT, len(batches)), thread_name_prefix="outreach-batch"
+    ) as pool:
         for result in pool.map(one, range(len(batches))):
             out.extend(result)
     for report, (ws, error) in out:
@@ -228,8 +235,15 @@ def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) 
     """The run record of a key that named no workspace (rejected at GET /account)."""
     now = datetime.now(timezone.utc)
     return run_row(
-        run_id=run_id, workspace_id=None, workspace_name=f"key #{index + 1}", mode=mode, started_at=now,
-        outcome="failed", rows_loaded={}, requests=1, error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        run_id=run_id,
+        workspace_id=None,
+        workspace_name=f"key #{index + 1}",
+        mode=mode,
+        started_at=now,
+        outcome="failed",
+        rows_loaded={},
+        requests=1,
+        error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
     )
 
 

@@ -17,9 +17,10 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import dlt
+from dlt.common.schema.typing import TTableSchemaColumns
 
 from pipelines import settings as S
 
@@ -28,19 +29,22 @@ log = logging.getLogger(__name__)
 RUNS_TABLE = "sync_runs"
 RUNS_PIPELINE = "outreach_runs"
 
-RUNS_COLUMNS: dict[str, dict[str, Any]] = {
-    "run_id": {"data_type": "text", "nullable": False},
-    "workspace_id": {"data_type": "text"},
-    "workspace_name": {"data_type": "text"},
-    "mode": {"data_type": "text"},
-    "started_at": {"data_type": "timestamp", "timezone": True},
-    "ended_at": {"data_type": "timestamp", "timezone": True},
-    "outcome": {"data_type": "text"},
-    "rows_loaded": {"data_type": "json"},
-    "requests": {"data_type": "bigint"},
-    "error": {"data_type": "text"},
-    "load_ids": {"data_type": "json"},
-}
+RUNS_COLUMNS = cast(
+    TTableSchemaColumns,
+    {
+        "run_id": {"data_type": "text", "nullable": False},
+        "workspace_id": {"data_type": "text"},
+        "workspace_name": {"data_type": "text"},
+        "mode": {"data_type": "text"},
+        "started_at": {"data_type": "timestamp", "timezone": True},
+        "ended_at": {"data_type": "timestamp", "timezone": True},
+        "outcome": {"data_type": "text"},
+        "rows_loaded": {"data_type": "json"},
+        "requests": {"data_type": "bigint"},
+        "error": {"data_type": "text"},
+        "load_ids": {"data_type": "json"},
+    },
+)
 
 _failed_runs_lock = threading.Lock()
 

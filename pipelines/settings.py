@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from dlt.common.schema.typing import TScd2StrategyDict, TTableSchemaColumns
 
 SOURCE_NAME = "outreach"
 DATASET_NAME = "outreach"
@@ -49,9 +52,9 @@ def _named(table: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {name: {"name": name, **hint} for name, hint in table.items()}
 
 
-def columns_for(table: str) -> dict[str, dict[str, Any]]:
+def columns_for(table: str) -> TTableSchemaColumns:
     """Fresh column hints for `table` (dlt may mutate the dicts it is given)."""
-    return _named(_COLUMNS_FACTORY[table]())
+    return cast("TTableSchemaColumns", _named(_COLUMNS_FACTORY[table]()))
 
 
 _COLUMNS_FACTORY: dict[str, Any] = {
@@ -127,7 +130,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "webhook_event_types": ("workspace_id", "key"),
 }
 
-SCD2 = {"disposition": "merge", "strategy": "scd2"}
+SCD2: TScd2StrategyDict = {"disposition": "merge", "strategy": "scd2"}
 
 # Tables whose rows a full sync marks with deleted_at when the API stops returning them.
 SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")

@@ -19,6 +19,7 @@ from typing import Any
 
 import dlt
 import pyarrow as pa
+from dlt.common.schema.typing import TScd2StrategyDict
 from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
@@ -59,9 +60,9 @@ def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResour
     ]
 
 
-def _scd2(boundary: datetime) -> dict[str, Any]:
+def _scd2(boundary: datetime) -> TScd2StrategyDict:
     """scd2 on the service's clock: a new version is valid from the service time it was seen at."""
-    return {**S.SCD2, "boundary_timestamp": boundary}
+    return {"disposition": "merge", "strategy": "scd2", "boundary_timestamp": boundary}
 
 
 def workspaces(batch: Batch) -> DltResource:
@@ -137,7 +138,10 @@ def campaign_stats(batch: Batch) -> DltResource:
         )
 
     @dlt.resource(
-        name="campaign_stats", write_disposition="merge", primary_key="campaign_id", columns=S.columns_for("campaign_stats")
+        name="campaign_stats",
+        write_disposition="merge",
+        primary_key="campaign_id",
+        columns=S.columns_for("campaign_stats"),
     )
     def _stats() -> Iterator[Any]:
         for plan in batch.ok_plans:
@@ -159,7 +163,10 @@ def campaign_recipients(batch: Batch) -> DltResource:
     """Recipients of changed campaigns (the pages `page_guides` hand out), as arrow tables per workspace."""
 
     @dlt.resource(
-        name="campaign_recipients", write_disposition="merge", primary_key="id", columns=S.columns_for("campaign_recipients")
+        name="campaign_recipients",
+        write_disposition="merge",
+        primary_key="id",
+        columns=S.columns_for("campaign_recipients"),
     )
     def _recipients() -> Iterator[Any]:
         def task_for(plan: WorkspacePlan, campaign_id: str) -> Callable[[Emit], None]:
@@ -246,13 +253,20 @@ def replies(batch: Batch, reader: WarehouseReader) -> DltResource:
     @dlt.resource(name="replies", write_disposition="merge", primary_key="id", columns=S.columns_for("replies"))
     def _replies() -> Iterator[list[dict[str, Any]]]:
         runs = [_ReplyRun(plan) for plan in batch.ok_plans]
-        tasks = [guarded(run.plan, lambda emit, run=run: _list_replies(batch, reader, run, emit)) for run in runs]
+        tasks = [guarded(run.plan, _reply_task(batch, reader, run)) for run in runs]
         for plan, rows in fan_out(tasks, workers=batch.workers):
             plan.add_rows("replies", len(rows))
             yield rows
         yield from _fetch_bodies(batch, [run for run in runs if run.plan.ok])
 
     return _replies()
+
+
+def _reply_task(batch: Batch, reader: WarehouseReader, run: _ReplyRun) -> Callable[[Emit], None]:
+    def work(emit: Emit) -> None:
+        _list_replies(batch, reader, run, emit)
+
+    return work
 
 
 def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: Emit) -> None:

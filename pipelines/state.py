@@ -23,24 +23,28 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import dlt
+from dlt.common.schema.typing import TTableSchemaColumns
 
 log = logging.getLogger(__name__)
 
 STATE_TABLE = "sync_state"
 
-STATE_COLUMNS: dict[str, dict[str, Any]] = {
-    "workspace_id": {"data_type": "text", "nullable": False},
-    "workspace_name": {"data_type": "text"},
-    "fingerprints": {"data_type": "json"},
-    "reply_cursor": {"data_type": "timestamp", "timezone": True},
-    "event_types_loaded": {"data_type": "bool"},
-    "last_full_at": {"data_type": "timestamp", "timezone": True},
-    "last_quick_at": {"data_type": "timestamp", "timezone": True},
-    "synced_at": {"data_type": "timestamp", "timezone": True},
-}
+STATE_COLUMNS = cast(
+    TTableSchemaColumns,
+    {
+        "workspace_id": {"data_type": "text", "nullable": False},
+        "workspace_name": {"data_type": "text"},
+        "fingerprints": {"data_type": "json"},
+        "reply_cursor": {"data_type": "timestamp", "timezone": True},
+        "event_types_loaded": {"data_type": "bool"},
+        "last_full_at": {"data_type": "timestamp", "timezone": True},
+        "last_quick_at": {"data_type": "timestamp", "timezone": True},
+        "synced_at": {"data_type": "timestamp", "timezone": True},
+    },
+)
 
 
 @dataclass

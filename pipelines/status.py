@@ -61,12 +61,16 @@ class WarehouseStatus:
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
     """The status of every workspace the warehouse has run records or state for."""
     if warehouse.duckdb_path is not None and not warehouse.duckdb_path.exists():
-        return WarehouseStatus(warehouse.label, False, f"{warehouse.label} does not exist: nothing synced yet (run `outreach sync`)")
+        return WarehouseStatus(
+            warehouse.label, False, f"{warehouse.label} does not exist: nothing synced yet (run `outreach sync`)"
+        )
     try:
         with _connect(warehouse) as cursor:
             tables = _tables(cursor, warehouse)
             if RUNS_TABLE not in tables and STATE_TABLE not in tables:
-                return WarehouseStatus(warehouse.label, False, f"{warehouse.label} holds no sync yet (run `outreach sync`)")
+                return WarehouseStatus(
+                    warehouse.label, False, f"{warehouse.label} holds no sync yet (run `outreach sync`)"
+                )
             return WarehouseStatus(warehouse.label, True, workspaces=_workspaces(cursor, tables, runs))
     except _Busy as busy:
         return WarehouseStatus(warehouse.label, False, str(busy))
@@ -163,7 +167,16 @@ def _workspaces(cursor: Any, tables: set[str], runs: int) -> list[WorkspaceStatu
         for ws, name, run_id, mode, started, ended, outcome, rows_loaded, requests, error in rows:
             item = entry(ws, str(name or ""))
             item.runs.append(
-                RunInfo(str(run_id), str(mode), started, ended, str(outcome), _counts(rows_loaded), int(requests or 0), error)
+                RunInfo(
+                    str(run_id),
+                    str(mode),
+                    started,
+                    ended,
+                    str(outcome),
+                    _counts(rows_loaded),
+                    int(requests or 0),
+                    error,
+                )
             )
         errors = _fetch(
             cursor,
@@ -171,9 +184,11 @@ def _workspaces(cursor: Any, tables: set[str], runs: int) -> list[WorkspaceStatu
             select coalesce(r.workspace_id, r.workspace_name), r.error from outreach.{RUNS_TABLE} r
             join outreach._dlt_loads l on l.load_id = r._dlt_load_id and l.status = 0
             where r.outcome = 'failed'
-              and r.started_at = (select max(x.started_at) from outreach.{RUNS_TABLE} x
-                                  where x.outcome = 'failed'
-                                  and coalesce(x.workspace_id, x.workspace_name) = coalesce(r.workspace_id, r.workspace_name))
+              and r.started_at = (
+                  select max(x.started_at) from outreach.{RUNS_TABLE} x
+                  where x.outcome = 'failed'
+                    and coalesce(x.workspace_id, x.workspace_name) = coalesce(r.workspace_id, r.workspace_name)
+              )
             """,
         )
         last_errors = {str(k): e for k, e in errors}
@@ -234,8 +249,16 @@ def render(status: WarehouseStatus) -> Any:
     if not status.synced:
         return Text(status.note)
     table = Table(title=f"outreach status: {status.warehouse}", expand=False)
-    for column in ("workspace", "last run", "outcome", "rows loaded", "newest reply", "last full", "deferred bodies",
-                   "last error"):
+    for column in (
+        "workspace",
+        "last run",
+        "outcome",
+        "rows loaded",
+        "newest reply",
+        "last full",
+        "deferred bodies",
+        "last error",
+    ):
         table.add_column(column)
     for ws in status.workspaces:
         last = ws.runs[0] if ws.runs else None
@@ -256,8 +279,14 @@ def render(status: WarehouseStatus) -> Any:
     for column in ("workspace", "mode", "started", "ended", "outcome", "rows loaded"):
         runs.add_column(column)
     for ws, run in earlier:
-        runs.add_row(ws.workspace_name, run.mode, _when(run.started_at), _when(run.ended_at), run.outcome,
-                     _pairs(run.rows_loaded))
+        runs.add_row(
+            ws.workspace_name,
+            run.mode,
+            _when(run.started_at),
+            _when(run.ended_at),
+            run.outcome,
+            _pairs(run.rows_loaded),
+        )
     return Group(table, runs)
 
 

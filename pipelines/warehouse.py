@@ -165,7 +165,9 @@ def mark_deleted(client: Any, workspace_ids: Sequence[str], synced_at: datetime)
         table = client.make_qualified_table_name(name)
         condition = f"workspace_id in ({marks}) and deleted_at is null and (synced_at is null or synced_at < %s)"
         args = (*workspace_ids, synced_at)
-        rows = client.execute_sql(f"select workspace_id, count(*) from {table} where {condition} group by workspace_id", *args)
+        rows = client.execute_sql(
+            f"select workspace_id, count(*) from {table} where {condition} group by workspace_id", *args
+        )
         counts = {str(ws): int(n) for ws, n in rows or []}
         if counts:
             client.execute_sql(f"update {table} set deleted_at = %s where {condition}", synced_at, *args)

@@ -31,7 +31,13 @@ def test_the_private_dlt_classes_and_methods_it_overrides_still_exist() -> None:
         assert hasattr(cls, name), f"{DLT}: {cls.__name__}.{name} is gone; {WHERE}"
     params = list(inspect.signature(SqlMergeFollowupJob.gen_select_from_dedup_sql).parameters)
     assert params == [
-        "table_name", "primary_keys", "columns", "dedup_sort", "condition", "condition_columns", "skip_dedup"
+        "table_name",
+        "primary_keys",
+        "columns",
+        "dedup_sort",
+        "condition",
+        "condition_columns",
+        "skip_dedup",
     ], f"{DLT}: SqlMergeFollowupJob.gen_select_from_dedup_sql({', '.join(params)}) changed; {WHERE}"
     client_init = list(inspect.signature(DuckDbSqlClient.__init__).parameters)
     assert client_init[1:] == ["dataset_name", "staging_dataset_name", "credentials", "capabilities"], (
@@ -55,8 +61,12 @@ def test_a_file_named_like_the_dataset_loads_merges_and_dedups_with_the_custom_c
 
 def _check_three_part_names(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # control: dlt's own DuckDB destination on such a file warns (and fails), so the capture below works
-    plain = dlt.pipeline("plain_check", destination=dlt.destinations.duckdb(str(tmp_path / "ds.duckdb")),
-                         dataset_name="ds", pipelines_dir=str(tmp_path / "plain"))
+    plain = dlt.pipeline(
+        "plain_check",
+        destination=dlt.destinations.duckdb(str(tmp_path / "ds.duckdb")),
+        dataset_name="ds",
+        pipelines_dir=str(tmp_path / "plain"),
+    )
     with pytest.raises(Exception):
         plain.run([{"id": 1}], table_name="t", write_disposition="merge", primary_key="id")
     assert "identical to the dataset name" in caplog.text, "the control did not capture dlt's warning"

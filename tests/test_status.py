@@ -23,7 +23,11 @@ def _status(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env["COLUMNS"] = "250"
     return subprocess.run(
         [str(Path(sys.executable).with_name("outreach")), "status", *args],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
     )
 
 
@@ -46,8 +50,13 @@ def test_status_shows_runs_rows_cursors_deferred_bodies_and_the_last_error_witho
     keys = admin_keys(sb)
     db = tmp_path / "outreach.duckdb"
     common: dict[str, Any] = dict(
-        base_url=sb.base_url, duckdb_path=db, pipelines_dir=tmp_path / "p", spool_dir=tmp_path / "no-spool",
-        progress=False, rate_limit_per_minute=0, reply_body_cap=5,
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=5,
     )
     run_sync(mode="full", api_keys=keys, **common)
     with pytest.raises(AuthError, match=r"workspace key #3: API key rejected \(401\)"):
@@ -75,9 +84,12 @@ def test_status_shows_runs_rows_cursors_deferred_bodies_and_the_last_error_witho
         # the last full reconcile is the full run's, not the quick one's
         last_full = datetime.fromisoformat(ws["last_full_at"])
         assert datetime.fromisoformat(full["started_at"]) - timedelta(seconds=5) <= last_full
-        assert last_full <= datetime.fromisoformat(full["ended_at"]) < datetime.fromisoformat(ws["runs"][0]["started_at"])
+        assert (
+            last_full <= datetime.fromisoformat(full["ended_at"]) < datetime.fromisoformat(ws["runs"][0]["started_at"])
+        )
         deferred = query(
-            db, "select count(*) from outreach.replies where workspace_id = ? and body is null and deleted_at is null",
+            db,
+            "select count(*) from outreach.replies where workspace_id = ? and body is null and deleted_at is null",
             workspace_id,
         )[0][0]
         assert ws["deferred_bodies"] == deferred > 0

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query, table_snapshot
+from test_sync_support import (
+    admin_keys,
+    api_truth,
+    assert_no_duplicates,
+    assert_warehouse_equals_api,
+    query,
+    table_snapshot,
+)
 
 from pipelines.run import run_sync
 from pipelines.shaping import campaign_fingerprint
@@ -14,9 +21,16 @@ from pipelines.shaping import campaign_fingerprint
 
 def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
     return run_sync(
-        mode=mode, api_keys=keys, base_url=sb.base_url, duckdb_path=tmp / "outreach.duckdb",
-        pipelines_dir=tmp / "pipelines", spool_dir=tmp / "no-spool", progress=False, rate_limit_per_minute=0,
-        reply_body_cap=100_000, **kw,
+        mode=mode,
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=tmp / "outreach.duckdb",
+        pipelines_dir=tmp / "pipelines",
+        spool_dir=tmp / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+        **kw,
     )
 
 

@@ -29,8 +29,13 @@ def _env(**settings: str) -> dict[str, str]:
 
 def _reader(db: Path) -> subprocess.Popen[str]:
     """Another process holding the warehouse open read-only (a BI tool pointed at the wrong file)."""
-    code = "import duckdb, sys\ncon = duckdb.connect(sys.argv[1], read_only=True)\nprint('open', flush=True)\nsys.stdin.readline()\n"
-    proc = subprocess.Popen([sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    code = (
+        "import duckdb, sys\ncon = duckdb.connect(sys.argv[1], read_only=True)\n"
+        "print('open', flush=True)\nsys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
     return proc
 
@@ -48,11 +53,16 @@ def test_a_second_sync_and_a_model_build_wait_for_the_running_sync_then_fail_in_
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)
     db = tmp_path / "outreach.duckdb"
-    common = dict(base_url=sb.base_url, api_keys=keys[0], pipelines_dir=str(tmp_path / "p"), spool_dir=str(tmp_path / "none"))
+    common = dict(
+        base_url=sb.base_url, api_keys=keys[0], pipelines_dir=str(tmp_path / "p"), spool_dir=str(tmp_path / "none")
+    )
     # the first sync is paced so it lasts several seconds
     first = subprocess.Popen(
         [OUTREACH, "sync", "--mode", "full", "--duckdb", str(db), "--no-progress"],
-        env=_env(rate_limit_per_minute="240", **common), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(rate_limit_per_minute="240", **common),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         cwd=tmp_path,
     )
     deadline = time.monotonic() + 60
@@ -64,19 +74,28 @@ def test_a_second_sync_and_a_model_build_wait_for_the_running_sync_then_fail_in_
     started = time.monotonic()
     second = subprocess.run(
         [OUTREACH, "sync", "--mode", "full", "--duckdb", str(db), "--no-progress"],
-        env=_env(rate_limit_per_minute="0", lock_timeout_s="2", **common), capture_output=True, text=True, cwd=tmp_path,
+        env=_env(rate_limit_per_minute="0", lock_timeout_s="2", **common),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         timeout=60,
     )
     assert second.returncode != 0
     lines = [line for line in second.stderr.splitlines() if line.strip()]
     waiting = f"waiting for the sync started at {holder.started_at} by process {first.pid} ({holder.host})"
-    assert lines == [waiting, f"error: gave up after 2 s {waiting}: rerun when it has finished "
-                              "(or raise SOURCES__OUTREACH__LOCK_TIMEOUT_S)"], second.stderr
+    assert lines == [
+        waiting,
+        f"error: gave up after 2 s {waiting}: rerun when it has finished (or raise SOURCES__OUTREACH__LOCK_TIMEOUT_S)",
+    ], second.stderr
     assert time.monotonic() - started >= 2.0
 
     build = subprocess.run(
-        [OUTREACH, "models", "--duckdb", str(db)], env=_env(lock_timeout_s="1"), capture_output=True, text=True,
-        cwd=tmp_path, timeout=60,
+        [OUTREACH, "models", "--duckdb", str(db)],
+        env=_env(lock_timeout_s="1"),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert build.returncode != 0
     assert [line for line in build.stderr.splitlines() if line.strip()][0] == waiting, build.stderr
@@ -86,8 +105,9 @@ def test_a_second_sync_and_a_model_build_wait_for_the_running_sync_then_fail_in_
     assert first.returncode == 0, err
     assert_warehouse_equals_api(db, api_truth(sb.base_url, keys[0]))
     # the lock is free again: the build runs, on the committed data
-    done = subprocess.run([OUTREACH, "models", "--duckdb", str(db)], env=_env(), capture_output=True, text=True,
-                          cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [OUTREACH, "models", "--duckdb", str(db)], env=_env(), capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -97,9 +117,16 @@ def test_a_reader_holding_the_warehouse_fails_the_sync_before_any_request_and_lo
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
     db = tmp_path / "outreach.duckdb"
-    common: dict[str, Any] = dict(api_keys=keys, base_url=sb.base_url, duckdb_path=db, pipelines_dir=tmp_path / "p",
-                                  spool_dir=tmp_path / "none", progress=False, rate_limit_per_minute=0,
-                                  reply_body_cap=100_000)
+    common: dict[str, Any] = dict(
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "none",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
     run_sync(mode="full", **common)
     bodies = dict(query(db, "select id, body from outreach.replies"))
     assert bodies and all(body is not None for body in bodies.values())
@@ -136,8 +163,13 @@ def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
     db = tmp_path / "outreach.duckdb"
-    settings = resolve_settings(base_url=sb.base_url, duckdb_path=db, pipelines_dir=str(tmp_path / "p"),
-                                rate_limit_per_minute=0, reply_body_cap=100_000)
+    settings = resolve_settings(
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=str(tmp_path / "p"),
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
     warehouse = warehouse_target(settings)
     warehouse.create_if_missing()
     (workspace,) = check_keys(keys, settings)
@@ -155,8 +187,17 @@ def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_
     line = str(plan.error)
     assert "\n" not in line and str(reader.pid) in line and "resumes on the next run" in line, line
 
-    run_sync(mode="quick", api_keys=keys, base_url=sb.base_url, duckdb_path=db, pipelines_dir=tmp_path / "p",
-             spool_dir=tmp_path / "none", progress=False, rate_limit_per_minute=0, reply_body_cap=100_000)
+    run_sync(
+        mode="quick",
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "none",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
     assert_warehouse_equals_api(db, api_truth(sb.base_url, keys[0]))
     assert_no_duplicates(db)
     # the failed run's record, refused with the load, was written by the next run with its one-line reason;

@@ -45,8 +45,14 @@ def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
     kw.setdefault("reply_body_cap", BIG_CAP)
     kw.setdefault("spool_dir", tmp / "no-spool")
     return run_sync(
-        mode=mode, api_keys=keys, base_url=sb.base_url, destination="postgres", pipelines_dir=tmp / "pipelines",
-        progress=False, rate_limit_per_minute=0, **kw,
+        mode=mode,
+        api_keys=keys,
+        base_url=sb.base_url,
+        destination="postgres",
+        pipelines_dir=tmp / "pipelines",
+        progress=False,
+        rate_limit_per_minute=0,
+        **kw,
     )
 
 
@@ -67,8 +73,11 @@ def test_postgres_equals_the_api_through_full_quick_and_full_with_history_marks_
     keys = admin_keys(sb)
     truths = [api_truth(sb.base_url, k) for k in keys]
     spool = tmp_path / "spool"
-    event = {"event": "lead.bounced", "created_at": "2026-03-02T10:00:00+00:00",
-             "data": {"lead_id": "l-1", "campaign_id": "c-1", "email": "a@example.com"}}
+    event = {
+        "event": "lead.bounced",
+        "created_at": "2026-03-02T10:00:00+00:00",
+        "data": {"lead_id": "l-1", "campaign_id": "c-1", "email": "a@example.com"},
+    }
     _write_spool(spool, [event, event])  # a retried delivery: one row
 
     full = _sync(sb, tmp_path, "full", keys, spool_dir=spool)
@@ -101,8 +110,12 @@ def test_postgres_equals_the_api_through_full_quick_and_full_with_history_marks_
 
     # rows the API no longer returns are marked by a full sync, not dropped
     ws_a = truths[0]["workspace_id"]
-    query_rw(db, "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) "
-                 "values ('gone-1', %s, 'c-gone', 'sent')", ws_a)
+    query_rw(
+        db,
+        "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) "
+        "values ('gone-1', %s, 'c-gone', 'sent')",
+        ws_a,
+    )
     _sync(sb, tmp_path, "full", keys)
     for key in keys:
         assert_warehouse_equals_api(db, api_truth(sb.base_url, key))
@@ -120,14 +133,22 @@ def test_postgres_equals_the_api_through_full_quick_and_full_with_history_marks_
     assert len({r[0] for r in runs}) == 4 and len(runs) == 4 * len(keys)
     assert {r[3] for r in runs} == {"ok"} and all(r[4] >= 4 for r in runs)
     assert [r[0] for r in query(db, "select mode from outreach.sync_runs group by run_id, mode order by run_id")] == [
-        "full", "quick", "quick", "full"
+        "full",
+        "quick",
+        "quick",
+        "full",
     ]
 
     # `outreach status --destination postgres` reads the same from the server, without the API
     sb.reset_metrics()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
-    out = subprocess.run([str(Path(sys.executable).with_name("outreach")), "status", "--destination", "postgres", "--json"],
-                         capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("outreach")), "status", "--destination", "postgres", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert sb.metrics()["requests"] == 0
     status = json.loads(out.stdout)
@@ -159,11 +180,29 @@ def test_two_syncs_load_into_one_postgres_at_once_without_waiting_or_colliding(
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "pipelines", "--mode", "full", "--destination", "postgres", "--base-url", sb.base_url,
-             "--api-key", key, "--pipelines-dir", str(tmp_path / f"worker{i}"), "--spool", str(tmp_path / "none"),
-             "--no-progress"],
+            [
+                sys.executable,
+                "-m",
+                "pipelines",
+                "--mode",
+                "full",
+                "--destination",
+                "postgres",
+                "--base-url",
+                sb.base_url,
+                "--api-key",
+                key,
+                "--pipelines-dir",
+                str(tmp_path / f"worker{i}"),
+                "--spool",
+                str(tmp_path / "none"),
+                "--no-progress",
+            ],
             env={**env, "SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE": "0", "SOURCES__OUTREACH__REPLY_BODY_CAP": "100000"},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
         )
         for i, key in enumerate(keys)
     ]
@@ -174,8 +213,13 @@ def test_two_syncs_load_into_one_postgres_at_once_without_waiting_or_colliding(
     for key in keys:
         assert_warehouse_equals_api(pg_warehouse, api_truth(sb.base_url, key))
     assert_no_duplicates(pg_warehouse)
-    staging = [r[0] for r in query(pg_warehouse, "select schema_name from information_schema.schemata "
-                                                 "where schema_name like 'outreach_staging_%'")]
+    staging = [
+        r[0]
+        for r in query(
+            pg_warehouse,
+            "select schema_name from information_schema.schemata where schema_name like 'outreach_staging_%'",
+        )
+    ]
     assert len(staging) == 2
 
 
