@@ -20,6 +20,7 @@ SCRIPTS = {
     "models_build": "bench/models_build.py",  # models helper: build time and memory, 1M and 10M recipients
     "receiver_throughput": "bench/receiver_throughput.py",  # hooks helper: deliveries/s on loopback
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
+    "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
 }
 TIMEOUT_S = 45 * 60
 

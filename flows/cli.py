@@ -46,6 +46,7 @@ def sandbox(
     port: int = 8765,
     seed: int = 7,
     scale: Scale = Scale.small,
+    workspaces: Annotated[int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")] = 2,
     rate_limit: Annotated[int, typer.Option(help="Requests a minute per key; 0 turns the limit off.")] = 120,
     latency_ms: int = 0,
     insecure_hooks: Annotated[bool, typer.Option(help="Also allow http webhook targets on loopback.")] = False,
@@ -61,6 +62,7 @@ def sandbox(
         rate_limit=rate_limit,
         latency_ms=latency_ms,
         insecure_hooks=insecure_hooks,
+        workspaces=workspaces,
     )
 
 
@@ -87,7 +89,6 @@ def sync(
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.errors import OutreachError
     from pipelines.run import run_sync
 
     try:
@@ -103,9 +104,42 @@ def sync(
             progress=progress,
             notify=lambda line: typer.echo(line, err=True),
         )
-    except OutreachError as exc:
-        _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
+        _fail_explained(exc, duckdb)
     typer.echo(report.summary())
+
+
+def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
+    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
+    import logging
+
+    from pipelines.errors import OutreachError
+
+    logging.getLogger("outreach").debug("failed", exc_info=exc)
+    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
+        _fail(str(exc))
+    from pipelines.diagnose import configured_path, explain
+
+    _fail(explain(exc, configured_path(duckdb)))
+
+
+@app.command()
+def check(
+    base_url: Annotated[Optional[str], typer.Option(help="API base URL ending in /api/v1.")] = None,
+    api_key: Annotated[
+        Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
+    ] = None,
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+) -> None:
+    """Show where each setting comes from, test each key against the API and that the warehouse can be
+    written; one line per problem, non-zero if there is one. Keys are shown masked."""
+    from pipelines.check import run_check
+
+    report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)
+    for line in report.lines:
+        typer.echo(line)
+    if report.problems:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -163,6 +197,29 @@ def models(
 
 
 @app.command()
+def report(
+    duckdb: Annotated[
+        Optional[Path], typer.Option(help="Warehouse whose BI file to read (default data/outreach.duckdb).")
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option(help="HTML file to write (default report.html beside the warehouse).")
+    ] = None,
+) -> None:
+    """Write the HTML dashboard, one self-contained file, from the BI file."""
+    from dashboard import ReportError, bi_path_for, configured_warehouse, report_path_for, write_report
+
+    warehouse = duckdb or configured_warehouse()
+    bi = bi_path_for(warehouse)
+    if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
+        _fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
+    try:
+        path = write_report(bi, out or report_path_for(warehouse))
+    except ReportError as exc:
+        _fail(str(exc))
+    typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
+
+
+@app.command()
 def demo(
     scale: Scale = Scale.small,
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
@@ -171,32 +228,18 @@ def demo(
     from flows.demo import run_demo
 
     run_demo(scale=scale.value, duckdb_path=duckdb)
-    _exit_quietly()
-
-
-def _exit_quietly() -> None:
-    """Exit 0 without interpreter finalisation.
-
-    After an in-process Prefect run, duckdb 2.0's nanobind bindings print pages of harmless
-    "leaked instance" warnings at shutdown. Everything the demo started is already stopped and
-    its files are closed, so flush the streams and leave.
-    """
-    import logging
-    import os
-    import sys
-
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 @app.command()
 def serve() -> None:
-    """Serve the Prefect deployments (quick every 15 minutes, full nightly)."""
+    """Serve the Prefect deployments of prefect.yaml (quick every 15 minutes, full nightly) until stopped."""
     from flows.deployments import serve_deployments
+    from pipelines.errors import OutreachError
 
-    serve_deployments()
+    try:
+        serve_deployments()
+    except OutreachError as exc:
+        _fail(str(exc))
 
 
 @hooks_app.command("listen")
@@ -211,19 +254,26 @@ def hooks_listen(
     listen(host=host, port=port, spool_dir=spool)
 
 
+HooksRecordOption = Annotated[
+    Optional[Path],
+    typer.Option("--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."),
+]
+
+
 @hooks_app.command("subscribe")
 def hooks_subscribe(
     target: Annotated[str, typer.Option(help="The URL deliveries go to.")],
     event: Annotated[Optional[list[str]], typer.Option(help="Event key; repeat. Default: all six.")] = None,
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Subscribe TARGET to events through the API."""
+    """Subscribe TARGET to events through the API, and record each subscription."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import subscribe
 
     try:
-        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key):
+        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key, duckdb_path=duckdb):
             typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
@@ -234,13 +284,30 @@ def hooks_unsubscribe(
     subscription_id: Annotated[str, typer.Argument(metavar="ID")],
     base_url: Optional[str] = None,
     api_key: Optional[str] = None,
+    duckdb: HooksRecordOption = None,
 ) -> None:
-    """Delete a subscription by id."""
+    """Delete a subscription by id, and mark it deleted in the record."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import unsubscribe
 
     try:
-        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key))
+        typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
+    except OutreachError as exc:
+        _fail(str(exc))
+
+
+@hooks_app.command("list")
+def hooks_list(
+    duckdb: HooksRecordOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Also the deleted ones, with status and time.")] = False,
+) -> None:
+    """The subscriptions made with `outreach hooks subscribe` (the API cannot list them); no API request."""
+    from pipelines.errors import OutreachError
+    from pipelines.hooks_admin import list_subscriptions
+
+    try:
+        for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
+            typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
 

@@ -12,20 +12,22 @@ figure) so the demo takes seconds, not the minutes 120 requests a minute would n
 from __future__ import annotations
 
 import logging
+import shlex
 import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from flows import stages
+from flows.shell import command, shown_path
+from pipelines import demo_guard
 from pipelines.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
 DEMO_RATE_LIMIT = 6000  # requests a minute, sandbox and client alike
 SIMULATED_DAY_S = 86_400
-MARKER_SUFFIX = ".demo"  # `<warehouse>.demo` marks a warehouse the demo made and may replace
 
 
 def _say(text: str = "") -> None:
@@ -39,19 +41,46 @@ def demo_pipelines_dir(warehouse: Path) -> Path:
     return warehouse.with_name(f".{warehouse.stem}_demo_dlt")
 
 
+def demo_files(warehouse: Path) -> list[Path]:
+    """Every file the demo writes for a warehouse (the marker last: it is what lets the demo replace them)."""
+    return [
+        warehouse,
+        warehouse.with_name(warehouse.name + ".wal"),
+        stages.bi_path_for(warehouse),
+        demo_guard.marker_path(warehouse),
+    ]
+
+
 def prepare_warehouse(warehouse: Path) -> None:
-    """Start from an empty warehouse; refuse to touch one the demo did not make."""
-    marker = warehouse.with_name(warehouse.name + MARKER_SUFFIX)
-    if warehouse.exists() and not marker.exists():
+    """Remove the previous demo's files; refuse, in one line, to touch anything the demo did not make.
+
+    The demo replaces a warehouse only if its marker says the demo made it and every workspace in
+    it is one the demo listed there: real data synced into a demo warehouse is never deleted.
+    """
+    marker = demo_guard.read_marker(warehouse)
+    bi = stages.bi_path_for(warehouse)
+    if marker is None and (warehouse.exists() or bi.exists()):
+        existing = warehouse if warehouse.exists() else bi
         raise ConfigError(
-            f"{warehouse} exists and was not made by the demo: pass --duckdb with another path "
-            "(the demo replaces its own warehouse only)"
+            f"{shown_path(existing)} exists and was not made by the demo: pass --duckdb with another path, "
+            "e.g. --duckdb data/demo.duckdb (the demo replaces its own warehouse only)"
         )
-    for path in (warehouse, warehouse.with_name(warehouse.name + ".wal"), stages.bi_path_for(warehouse)):
+    if marker is not None and warehouse.exists():
+        foreign = sorted(demo_guard.workspaces_in(warehouse) - marker.workspace_ids)
+        if foreign:
+            raise ConfigError(
+                f"{shown_path(warehouse)} holds {len(foreign)} workspace(s) the demo did not create ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}): the demo leaves it alone; pass --duckdb data/demo.duckdb"
+            )
+    for path in demo_files(warehouse):
         path.unlink(missing_ok=True)
     shutil.rmtree(demo_pipelines_dir(warehouse), ignore_errors=True)
     warehouse.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text("made by `outreach demo`; the next demo run replaces this warehouse\n")
+
+
+def sandbox_workspace_ids(keys: list[dict[str, Any]]) -> list[str]:
+    """The workspace ids the sandbox lists at /_sandbox/keys."""
+    return sorted({str(entry["workspace_id"]) for entry in keys})
 
 
 def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-demo") -> list[str]:
@@ -72,13 +101,13 @@ def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-de
     return refs
 
 
-def _run(mode: str, refs: list[str], warehouse: Path, base_url: str) -> str:
+def _run(mode: Literal["quick", "full"], refs: list[str], warehouse: Path, base_url: str) -> str:
     """Run ``sync_all`` once; return a line of its figures. Raises if the flow fails."""
     from flows.sync_flow import sync_all
 
     started = time.monotonic()
     results = sync_all(
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         key_refs=refs,
         duckdb_path=str(warehouse),
         base_url=base_url,
@@ -103,29 +132,38 @@ def summary_text(bi_path: Path) -> str:
     return str(demo_summary(bi_path))
 
 
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+def write_dashboard(warehouse: Path) -> str:
+    """Write the HTML dashboard beside the warehouse; the line telling where it is."""
+    from dashboard import bi_path_for, report_path_for, write_report
+
+    report = write_report(bi_path_for(warehouse), report_path_for(warehouse))
+    return f"Dashboard: {shown_path(report)} (open it in a browser; `outreach report` writes it again)"
 
 
 def next_steps(warehouse: Path) -> str:
-    """How to query the result and how to point the pipeline at a real API key."""
-    bi = _shown(stages.bi_path_for(warehouse))
+    """How to query the result, and how to point the pipeline at a real key without mixing it with the demo."""
+    bi = shown_path(stages.bi_path_for(warehouse))
+    mine = shlex.quote(shown_path(warehouse.with_name("mine.duckdb")))
+    outreach = command("outreach")
+    python = shlex.quote(shown_path(Path(sys.executable)))
+    dlt_dir = shlex.quote(shown_path(demo_pipelines_dir(warehouse)))
+    demo_files = f"{shlex.quote(shown_path(warehouse))}* {shlex.quote(bi)} {dlt_dir}"
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
             f"  duckdb {bi} -c \"select * from reporting.campaign_performance limit 5\"   # duckdb CLI",
-            f"  .venv/bin/python -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
-            ".execute('select * from reporting.workspace_overview').df())\"",
+            (
+                f"  {python} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
+                ".execute('select * from reporting.workspace_overview').df())\""
+            ),
             "",
-            "Point it at the real API:",
+            f"Point it at the real API, in a warehouse of its own ({shown_path(warehouse)} holds the demo's sandbox",
+            "workspaces and refuses any other):",
             "  export SOURCES__OUTREACH__BASE_URL=https://<your host>/api/v1",
             "  export SOURCES__OUTREACH__API_KEY=<your key>   # or api_keys = [...] in .dlt/secrets.toml",
-            "  outreach sync --mode full && outreach models   # one run",
-            "  outreach serve                                  # quick every 15 min, full nightly (prefect.yaml)",
+            f"  {outreach} sync --mode full --duckdb {mine} && {outreach} models --duckdb {mine}",
+            "Or remove the demo's files, then use the defaults (outreach sync, outreach models, outreach serve):",
+            f"  rm -rf {demo_files}",
         ]
     )
 
@@ -136,12 +174,13 @@ def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> Non
     A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
     it hold the details).
     """
+    from dashboard import ReportError
     from models.errors import ModelError
     from pipelines.errors import OutreachError
 
     try:
         _run_demo(scale, duckdb_path)
-    except (OutreachError, ModelError) as exc:
+    except (OutreachError, ModelError, ReportError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
 
@@ -155,15 +194,14 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     prepare_warehouse(warehouse)
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {warehouse}")
     sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT)
-    from prefect.settings import PREFECT_API_URL
-
-    temporary = not PREFECT_API_URL.value()
-    with prefect_api() as api_url:
-        _say(f"Prefect API: {api_url}" + (" (a temporary local server, stopped at the end)" if temporary else ""))
+    with prefect_api(ui=False) as api:
+        _say(f"Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
         sandbox.start()
         try:
             _say(f"sandbox listening on {sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")
-            refs = store_keys_as_secrets(sandbox.keys())
+            keys = sandbox.keys()
+            demo_guard.write_marker(warehouse, sandbox_workspace_ids(keys))
+            refs = store_keys_as_secrets(keys)
             _say(f"workspaces: {', '.join(refs)} (read keys saved as Prefect Secret blocks)")
             _say("\n[1/2] full sync, models, data tests, BI publish ...")
             _say(_run("full", refs, warehouse, sandbox.base_url))
@@ -176,5 +214,8 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     _say("")
     _say(summary_text(stages.bi_path_for(warehouse)))
     _say("")
+    _say(write_dashboard(warehouse))
+    _say("")
     _say(next_steps(warehouse))
-    _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; sandbox and Prefect server stopped.")
+    stopped = "sandbox and Prefect server stopped" if api.temporary else "sandbox stopped"
+    _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; {stopped}.")

@@ -7,10 +7,14 @@ concurrency limits, and the global/tag concurrency limits declared under ``defin
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import os
+import sys
+import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ from pipelines.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+NEXT_RUNS_WAIT_S = 30.0  # the server's scheduler creates a new deployment's runs within seconds
 
 
 @dataclass(frozen=True)
@@ -84,9 +89,13 @@ def deployment_specs(config: dict[str, Any] | None = None) -> list[DeploymentSpe
 
 
 def load_entrypoint(entrypoint: str) -> Any:
-    """Import ``flows/sync_flow.py:sync_all`` as ``flows.sync_flow.sync_all`` (one module, no copies)."""
-    file_part, _, attr = entrypoint.partition(":")
-    module = file_part.removesuffix(".py").replace("/", ".").replace("\\", ".")
+    """Import a module-path entrypoint (``flows.sync_flow.sync_all``), or a file one (``flows/sync_flow.py:sync_all``)
+    as the same module (one module, no copies)."""
+    if ":" in entrypoint:
+        file_part, _, attr = entrypoint.partition(":")
+        module = file_part.removesuffix(".py").replace("/", ".").replace("\\", ".")
+    else:
+        module, _, attr = entrypoint.rpartition(".")
     return getattr(importlib.import_module(module), attr)
 
 
@@ -104,7 +113,7 @@ def _schedule(spec: dict[str, Any]) -> Any:
 def build_deployments(config: dict[str, Any] | None = None) -> list[Any]:
     """RunnerDeployments for ``prefect.serve``, built from prefect.yaml."""
     from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
-    from prefect.deployments.runner import EntrypointType
+    from prefect.types.entrypoint import EntrypointType
 
     deployments = []
     for spec in deployment_specs(config):
@@ -144,13 +153,117 @@ def ensure_concurrency_limits(config: dict[str, Any] | None = None) -> None:
             logger.info("tag concurrency limit %s = %s", tag, limit)
 
 
+def schedule_text(spec: dict[str, Any]) -> str:
+    """A schedule as prefect.yaml states it: ``*/15 * * * * (UTC)`` or ``every 900 s``."""
+    zone = f" ({spec['timezone']})" if spec.get("timezone") else ""
+    if "cron" in spec:
+        return f"{spec['cron']}{zone}"
+    return f"every {spec.get('interval')} s{zone}"
+
+
+def scheduled_runs(
+    deployment_ids: dict[str, Any], expect: set[str], wait_s: float = NEXT_RUNS_WAIT_S, per_deployment: int = 3
+) -> dict[str, list[datetime]]:
+    """The next scheduled runs the server holds per deployment (its scheduler creates them within seconds).
+
+    Waits up to ``wait_s`` for every deployment named in ``expect`` (those with schedules) to have one.
+    """
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        DeploymentFilter,
+        DeploymentFilterId,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
+    from prefect.client.schemas.objects import StateType
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    deadline = time.monotonic() + wait_s
+    with get_client(sync_client=True) as client:
+        while True:
+            found: dict[str, list[datetime]] = {}
+            for name, deployment_id in deployment_ids.items():
+                runs = client.read_flow_runs(
+                    deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id])),
+                    flow_run_filter=FlowRunFilter(
+                        state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))
+                    ),
+                    sort=FlowRunSort.EXPECTED_START_TIME_ASC,
+                    limit=per_deployment,
+                    offset=0,
+                )
+                found[name] = [run.expected_start_time for run in runs if run.expected_start_time is not None]
+            if all(found.get(name) for name in expect) or time.monotonic() >= deadline:
+                return found
+            time.sleep(1.0)
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def serve_message(
+    api: Any, yaml_path: Path, specs: list[DeploymentSpec], flow_name: dict[str, str], runs: dict[str, list[datetime]]
+) -> str:
+    """What ``outreach serve`` prints once its deployments are registered."""
+    from flows.shell import command, shown_path
+
+    where = (
+        f"a temporary local Prefect server, for as long as this command runs (UI: {api.ui_url})"
+        if api.temporary
+        else f"the Prefect API {api.url}"
+    )
+    lines = [f"Serving {len(specs)} deployment(s) of {shown_path(yaml_path)} on {where}", ""]
+    rows = [("deployment", "schedule", "next runs")]
+    for spec in specs:
+        schedule = ", ".join(schedule_text(s) for s in spec.schedules) or "none (runs when started)"
+        if spec.schedules:
+            upcoming = ", ".join(_when(m) for m in runs.get(spec.name, [])) or "not scheduled yet by the server"
+        else:
+            upcoming = "-"
+        rows.append((f"{flow_name[spec.name]}/{spec.name}", schedule, upcoming))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    lines += [f"  {a:<{widths[0]}}  {b:<{widths[1]}}  {c}" for a, b, c in rows]
+    first = f"{flow_name[specs[0].name]}/{specs[0].name}"
+    lines += [
+        "",
+        "Start a run now, from any shell:",
+        f"  PREFECT_API_URL={api.url} {command('prefect')} deployment run '{first}'",
+        f"Runs execute here ({Path.cwd()}), in subprocesses of this command, with this directory's .dlt/ settings.",
+    ]
+    if api.temporary:
+        lines.append(
+            "The temporary server and its run history go when this command stops; for a lasting one: "
+            f"`{command('prefect')} server start`, then export PREFECT_API_URL=http://127.0.0.1:4200/api"
+        )
+    lines.append("Stop with Ctrl-C.")
+    return "\n".join(lines)
+
+
 def serve_deployments() -> None:
-    """Serve every deployment of prefect.yaml with its schedules until stopped (Ctrl-C)."""
-    from prefect import serve
+    """Serve every deployment of prefect.yaml with its schedules until stopped (Ctrl-C or SIGTERM)."""
+    from prefect.runner import Runner
 
     from flows.logs import route_library_logs_to_prefect
+    from flows.prefect_api import prefect_api
 
     route_library_logs_to_prefect()
-    config = load_prefect_yaml()
-    ensure_concurrency_limits(config)
-    serve(*build_deployments(config))
+    path = prefect_yaml_path()
+    config = load_prefect_yaml(path)
+    specs = deployment_specs(config)
+    with prefect_api(ui=True) as api:
+        ensure_concurrency_limits(config)
+        runner = Runner(pause_on_shutdown=True)
+        deployment_ids: dict[str, Any] = {}
+        flow_name: dict[str, str] = {}
+        for deployment in build_deployments(config):
+            deployment_ids[deployment.name] = runner.add_deployment(deployment)
+            flow_name[deployment.name] = str(deployment.flow_name)
+        runs = scheduled_runs(deployment_ids, expect={s.name for s in specs if s.schedules})
+        sys.stdout.write(serve_message(api, path, specs, flow_name, runs) + "\n")
+        sys.stdout.flush()
+        try:
+            asyncio.run(runner.start())
+        except KeyboardInterrupt:
+            logger.info("stopping: Ctrl-C")

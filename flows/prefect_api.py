@@ -1,72 +1,193 @@
 """A Prefect API for one command: the configured one, or a temporary local server.
 
-Prefect 3 flows need an API. When ``PREFECT_API_URL`` is set (a ``prefect server start`` or
-Prefect Cloud) the runs go there and show in its UI. When it is not, we start a temporary
-server in a subprocess with its own Prefect home and SQLite file in a temp directory, use it
-for the command, then stop it and delete the directory: nothing is left behind and nothing
-is needed beforehand, so it works on a fresh machine.
+Prefect 3 flows need an API. When ``PREFECT_API_URL`` is set (in the environment or the active
+Prefect profile: a ``prefect server start`` or Prefect Cloud) the runs go there and show in its
+UI. When it is not, we run ``prefect server start`` in a subprocess on a free loopback port, with
+its own Prefect home and SQLite file in a temp directory, point this process at it, and stop it
+and delete the directory at the end: nothing is needed beforehand and nothing is left behind.
+
+This is Prefect's own server with all its services (the scheduler included, which an
+"ephemeral" in-process server lacks, so served schedules really fire) and its UI, reachable from
+another shell for as long as the command runs. Telemetry is off (``PREFECT_SERVER_ANALYTICS_ENABLED``).
+
+The one Prefect call here that its API reference does not list is
+``prefect.context.refresh_global_settings_context()``: it makes a changed environment visible to
+this already-running process, including threads Prefect starts later (its log and event workers).
+``tests/test_flows_units.py::test_prefect_refreshes_settings_from_the_environment`` pins it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+
+import httpx
+
+from pipelines.errors import OutreachError
 
 logger = logging.getLogger(__name__)
 
-STARTUP_TIMEOUT_S = 90
+STARTUP_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 15.0
+HOME_PREFIX = "outreach-prefect-"
 
 
-def _free_port() -> int:
+class PrefectServerError(OutreachError):
+    """The temporary Prefect server could not start."""
+
+
+@dataclass(frozen=True)
+class PrefectApi:
+    """The API a command uses."""
+
+    url: str  # ends in /api
+    temporary: bool
+
+    @property
+    def ui_url(self) -> str:
+        return self.url.removesuffix("/api")
+
+
+@dataclass
+class LocalServer:
+    """A ``prefect server start`` subprocess (its own session: a Ctrl-C in the terminal does not reach it)."""
+
+    process: subprocess.Popen[bytes]
+    home: Path
+    port: int
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / "server.log"
+
+    def stop(self) -> None:
+        """SIGTERM the server's process group, then SIGKILL what is left after ``STOP_TIMEOUT_S``."""
+        if self.process.poll() is not None:
+            return
+        for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-@contextmanager
-def prefect_api() -> Iterator[str]:
-    """Yield the API URL to use: ``PREFECT_API_URL`` if set, else a temporary local server's."""
-    import prefect.context
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import (
-        PREFECT_API_URL,
-        PREFECT_HOME,
-        PREFECT_SERVER_ANALYTICS_ENABLED,
-        PREFECT_SERVER_DATABASE_CONNECTION_URL,
-        temporary_settings,
+def _last_log_line(path: Path) -> str:
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) -> LocalServer:
+    """Start ``prefect server start`` with its home (and SQLite database) in ``home``; wait until healthy."""
+    port = port or free_port()
+    # None of the user's Prefect settings (a database URL of their own server, a profile): defaults in `home`.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(
+        PREFECT_HOME=str(home),
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_UI_ENABLED="true" if ui else "false",
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "server.log", "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    server = LocalServer(process=process, home=home, port=port)
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise PrefectServerError(
+                f"the temporary Prefect server exited at start (code {process.returncode}: "
+                f"{_last_log_line(server.log_path) or 'no output'}): set PREFECT_API_URL to a running server instead"
+            )
+        try:
+            if httpx.get(f"{server.api_url}/health", timeout=2.0).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    server.stop()
+    raise PrefectServerError(
+        f"the temporary Prefect server did not answer within {STARTUP_TIMEOUT_S:.0f} s "
+        f"({_last_log_line(server.log_path) or 'no output'}): the machine may be overloaded; "
+        "or start one with `prefect server start` and set PREFECT_API_URL"
     )
 
-    configured = PREFECT_API_URL.value()
-    if configured:
-        yield str(configured)
-        return
-    home = Path(tempfile.mkdtemp(prefix="outreach-prefect-"))
-    server: SubprocessASGIServer | None = None
+
+def configured_api_url() -> str | None:
+    """``PREFECT_API_URL`` as Prefect resolves it (environment, then the active profile)."""
+    from prefect.settings import get_current_settings
+
+    url = get_current_settings().api.url
+    return str(url) if url else None
+
+
+@contextmanager
+def process_environment(updates: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for this process, its later threads and its subprocesses; restore them after."""
+    import prefect.context
+
+    saved = {name: os.environ.get(name) for name in updates}
+    os.environ.update(updates)
+    prefect.context.refresh_global_settings_context()
     try:
-        with ExitStack() as stack:
-            stack.enter_context(
-                temporary_settings(
-                    updates={
-                        PREFECT_HOME: str(home),
-                        PREFECT_SERVER_DATABASE_CONNECTION_URL: f"sqlite+aiosqlite:///{home / 'prefect.db'}",
-                        PREFECT_SERVER_ANALYTICS_ENABLED: False,
-                    }
-                )
-            )
-            server = SubprocessASGIServer(port=_free_port())
-            server.start(timeout=STARTUP_TIMEOUT_S)
-            stack.enter_context(temporary_settings(updates={PREFECT_API_URL: server.api_url}))
-            # Threads started later (log and event workers) read the process-global settings.
-            stack.enter_context(
-                prefect.context._temporary_global_settings_context(prefect.context.get_settings_context())
-            )
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        prefect.context.refresh_global_settings_context()
+
+
+@contextmanager
+def prefect_api(*, ui: bool = True) -> Iterator[PrefectApi]:
+    """Yield the API to use: the configured one, else a temporary local server's for the block's duration."""
+    configured = configured_api_url()
+    if configured:
+        yield PrefectApi(url=configured, temporary=False)
+        return
+    home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
+    server: LocalServer | None = None
+    try:
+        server = start_local_server(home, ui=ui)
+        with process_environment({"PREFECT_API_URL": server.api_url}):
             try:
-                yield server.api_url
+                yield PrefectApi(url=server.api_url, temporary=True)
             finally:
                 _flush_run_logs()
     finally:
@@ -81,5 +202,5 @@ def _flush_run_logs() -> None:
         from prefect.logging.handlers import APILogHandler
 
         APILogHandler().flush()
-    except Exception:  # noqa: BLE001 - best effort at shutdown
+    except Exception:
         logger.debug("could not flush Prefect run logs", exc_info=True)

@@ -56,7 +56,7 @@ def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
     from pipelines.run import new_run_id
 
     target = warehouse_target(settings)
-    (checked,) = check_keys([api_key], settings)
+    (checked,) = check_keys([api_key], str(settings.base_url), timeout=settings.request_timeout)
     if isinstance(checked, BaseException):
         raise checked
     target.create_if_missing()

@@ -21,9 +21,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
-from prefect.utilities.annotations import quote
 
-from flows import stages
+from flows import handoff, stages
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key, where_the_key_lives
 from flows.logs import route_library_logs_to_prefect
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
@@ -130,11 +129,12 @@ def _writer(settings: OutreachSettings, what: str, *, shared: bool = False) -> A
 
 
 @task(name="load", **_LOAD_RETRIES, **_WRITER)
-def load_task(extracted: Any, settings: OutreachSettings, key_ref: str) -> Any:
-    """Load one workspace's normalized package, holding the warehouse lock."""
+def load_task(extracted: str, settings: OutreachSettings, key_ref: str) -> Any:
+    """Load one workspace's normalized package (``extracted``: a ``flows.handoff`` token), holding the
+    warehouse lock."""
     try:
         with _writer(settings, f"load of {key_ref}", shared=True):
-            return stages.load(extracted)
+            return stages.load(handoff.receive(extracted))
     except OutreachError as exc:
         raise _with_ref(exc, key_ref) from exc
 
@@ -192,8 +192,8 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> Any:
 def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
     with clock.stage("extract+normalize"):
         extracted = extract_task(key_ref, mode, quote(settings))
-    with clock.stage("load"):
-        return load_task(quote(extracted), quote(settings), key_ref)
+    with clock.stage("load"), handoff.handed_over(extracted) as token:
+        return load_task(token, quote(settings), key_ref)
 
 
 def _settings(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
@@ -33,24 +34,6 @@ it can supply without calling GET /replies/{id} (e.g. from lead.replied webhook 
 class KnownBody:
     body: str
     fetched_at: Any
-
-
-@dataclass
-class Workspace:
-    """One API key's workspace, as GET /account named it."""
-
-    index: int  # position of its key among the run's keys (messages say "workspace key #<index + 1>")
-    api_key: str = field(repr=False)
-    account: dict[str, Any] = field(repr=False)
-    requests: int = 0  # requests spent checking the key
-
-    @property
-    def workspace_id(self) -> str:
-        return str(self.account["workspace"].get("id"))
-
-    @property
-    def name(self) -> str:
-        return str(self.account["workspace"].get("name") or self.workspace_id)
 
 
 @dataclass
@@ -90,6 +73,13 @@ class WorkspacePlan:
             if self.error is None:
                 self.error = exc
         self.progress.set_stage("failed")
+
+    def restart(self) -> None:
+        """Forget what an extraction that had to be dropped counted, before extracting again."""
+        with self._lock:
+            self.counters.clear()
+            self.rows.clear()
+            self.reply_cursor = None
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:

@@ -73,7 +73,7 @@ class OutreachSettings(BaseConfiguration):
 
     def api_key_list(self) -> list[str]:
         """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
-        return as_key_list(self.api_keys, "api_keys") or as_key_list(self.api_key, "api_key")
+        return as_key_list(self.api_keys, "api_keys") or as_key_list(_one_key(self.api_key), "api_key")
 
     def spool_path(self) -> Path | None:
         """The spool directory when it exists (nothing to load otherwise)."""
@@ -126,6 +126,14 @@ def require_api(settings: OutreachSettings, keys: list[str]) -> None:
             "no API base URL: set SOURCES__OUTREACH__BASE_URL (ending in /api/v1), "
             "[sources.outreach] base_url in .dlt/config.toml, or pass --base-url"
         )
+
+
+def _one_key(value: Any) -> Any:
+    """`api_key` as given, unless it is a list: a key with a line break inside stays one (malformed) key,
+    which the client then names, instead of two keys both rejected with 401."""
+    if isinstance(value, str) and not value.strip().startswith("[") and "," not in value:
+        return [value]
+    return value
 
 
 def as_key_list(value: Any, name: str = "api_keys") -> list[str]:

@@ -42,6 +42,22 @@ class ApiUnavailableError(OutreachError):
     """The API kept failing (5xx, 429, time-outs, bad JSON) after every retry."""
 
 
+class ServiceUnreachableError(ApiUnavailableError):
+    """No HTTP answer at the base URL: connection refused, unknown host, TLS or connect time-out."""
+
+
+class BaseUrlError(ConfigError):
+    """The base URL answers, but not as the API: HTML, a redirect, or 404 on GET /account."""
+
+
+class PagingError(OutreachError):
+    """A paged list broke its own `meta`: a page other than the one asked for, or rows missing."""
+
+
+class WarehouseError(OutreachError):
+    """The warehouse cannot be written: bad path, read-only, not DuckDB, locked, or the disk is full."""
+
+
 def auth_error(path: str) -> AuthError:
     return AuthError(
         f"API key rejected (401) on GET {path}: check SOURCES__OUTREACH__API_KEY "

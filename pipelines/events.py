@@ -18,7 +18,6 @@ take reply bodies from events instead of calling ``GET /replies/{id}``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -29,6 +28,7 @@ import dlt
 from dlt.extract.resource import DltResource
 
 from pipelines import spool
+from pipelines.dlt_private import untraced_config
 
 log = logging.getLogger(__name__)
 
@@ -167,22 +167,6 @@ def replied_events_from_spool(spool_dir: Path | str | None = None, *, include_do
     return out
 
 
-@contextlib.contextmanager
-def _untraced_config() -> Iterator[None]:
-    """Resolve dlt configuration without logging it to dlt's per-thread trace log. A logged trace keeps
-    the resolved config until the pipeline step ends, and the config keeps the exception of its failed
-    staging lookup, whose traceback keeps every caller's frame alive: during a sync's extract, each
-    chunk of replies passed to `bodies_from_events` would stay in memory until the extract ended."""
-    from dlt.common.configuration.utils import get_resolved_traces
-
-    traces = get_resolved_traces()
-    enabled, traces.logging_enabled = traces.logging_enabled, False
-    try:
-        yield
-    finally:
-        traces.logging_enabled = enabled
-
-
 def replied_events_from_pipeline(
     pipeline: dlt.Pipeline, *, since: datetime | None = None, until: datetime | None = None
 ) -> list[dict[str, Any]]:
@@ -196,7 +180,7 @@ def replied_events_from_pipeline(
         query += " and created_at between %s and %s"
         args = [since, until]
     try:
-        with _untraced_config(), pipeline.sql_client() as client:
+        with untraced_config(), pipeline.sql_client() as client:  # see pipelines/dlt_private.py
             rows = client.execute_sql(query.format(table=client.make_qualified_table_name(EVENTS_TABLE)), *args)
     except Exception as exc:  # no events table yet (first run) or no destination
         log.debug("no lead.replied events in the warehouse: %s", type(exc).__name__)

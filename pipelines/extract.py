@@ -14,22 +14,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import dlt
+import pyarrow as pa
 
 from pipelines import settings as S
 from pipelines.batch import Batch, BodyLookup, Workspace, WorkspacePlan
 from pipelines.config import OutreachSettings
 from pipelines.destination import Warehouse, make_pipeline
-from pipelines.failure import explain
-from pipelines.plan import plan_batch
+from pipelines.failure import chain, explain
+from pipelines.plan import plan_batch, reguide
 from pipelines.progress import WorkspaceProgress
 from pipelines.runs import current_load_id, run_row, runs_resource
+from pipelines.shaping import DriftGuard
 from pipelines.state import state_resource, state_row
 from pipelines.warehouse import WarehouseReader
 
@@ -48,6 +50,8 @@ class Extracted:
     error: BaseException | None = None  # the whole batch failed (dlt itself), besides per-workspace errors
     key_failures: list[dict[str, Any]] = field(default_factory=list)  # run records of keys that named no workspace
     marked_deleted: dict[str, dict[str, int]] = field(default_factory=dict)  # full sync: workspace -> table -> rows
+    drift: dict[str, DriftGuard] = field(default_factory=dict)  # workspace -> its type drift and enum counts
+    records_in_package: bool = False  # the run records travel in the package (else load_batch writes them)
 
 
 def pipeline_name_for(workspace_id: str) -> str:
@@ -99,18 +103,9 @@ def extract_batch(
             _default_body_lookup(pipeline, settings, read_lock) if body_lookup == "auto" else body_lookup
         )  # type: ignore[assignment]
         extracted.stage_seconds["plan"] = round(time.monotonic() - clock, 3)
-        if batch.ok_plans:
-            from pipelines.source import outreach_source
-
-            for plan in batch.ok_plans:
-                plan.progress.set_stage("extract")
-            clock = time.monotonic()
-            # parquet where the destination loads it natively (DuckDB); elsewhere dlt's default format
-            pipeline.extract(
-                [outreach_source(batch, reader), outcome_source(batch, extracted)],
-                loader_file_format="parquet" if warehouse.is_duckdb else None,
-            )
-            extracted.stage_seconds["extract"] = round(time.monotonic() - clock, 3)
+        clock = time.monotonic()
+        _extract_ok_workspaces(extracted, reader)
+        extracted.stage_seconds["extract"] = round(time.monotonic() - clock, 3)
     except Exception as exc:  # noqa: BLE001 - the batch fails; the run reports it and goes on
         extracted.error = exc
         for plan in batch.plans:
@@ -134,11 +129,85 @@ def extract_batch(
     return extracted
 
 
+def _extract_ok_workspaces(extracted: Extracted, reader: WarehouseReader) -> None:
+    """Extract the workspaces still OK into one package. A workspace that fails half way (its request
+    failed, or the API's paging did not hold) must load nothing: its rows are in the same files as the
+    others', so that package is dropped and the others are extracted again without it (each round drops
+    at least one workspace; failures half way are rare, and only then are the others read twice)."""
+    from pipelines.source import outreach_source
+
+    batch, pipeline = extracted.batch, extracted.pipeline
+    while batch.ok_plans:
+        ok = batch.ok_plans
+        for plan in ok:
+            plan.progress.set_stage("extract")
+        source = watch_drift(outreach_source(batch, reader), extracted.drift, DriftGuard.from_pipeline(pipeline), batch)
+        try:
+            # parquet where the destination loads it natively (DuckDB); elsewhere dlt's default format
+            pipeline.extract(
+                [source, outcome_source(batch, extracted, ok)],
+                loader_file_format="parquet" if extracted.warehouse.is_duckdb else None,
+            )
+        except Exception as exc:
+            if not isinstance(chain(exc)[-1], _ExtractAgain):
+                raise
+            # dlt extracts into a fresh folder and commits the package only when the extract ends well:
+            # the failed one, with the rows of the workspace that failed, is gone
+        else:
+            extracted.records_in_package = True
+            return
+        failed = [plan.workspace_id for plan in ok if not plan.ok]
+        if batch.ok_plans:
+            log.warning("workspace(s) %s failed while extracting: extracting the others again", ", ".join(failed))
+        for plan in batch.ok_plans:
+            plan.restart()
+        reguide(batch, reader)
+
+
+def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, batch: Batch) -> Any:
+    """Type drift coerced and counted, and enum values counted, per workspace, before dlt sees the rows
+    (`pipelines.shaping.DriftGuard`, one per workspace: every row and arrow table carries its workspace_id)."""
+    for plan in batch.ok_plans:
+        guards[plan.workspace_id] = DriftGuard(base.types)
+
+    def for_resource(resource_name: str) -> Callable[..., Any]:
+        def watch(item: Any, meta: Any = None) -> Any:
+            hints = getattr(meta, "hints", None)
+            named = isinstance(hints, Mapping) and hints.get("table_name")
+            table = str(hints["table_name"]) if named else resource_name
+            if isinstance(item, pa.Table):
+                workspace = item.column("workspace_id")[0].as_py() if item.num_rows else None
+                guard = guards.get(str(workspace))
+                return guard.arrow(table, item) if guard is not None else item
+            if isinstance(item, dict):
+                guard = guards.get(str(item.get("workspace_id")))
+                if guard is not None:
+                    guard.row(table, item)
+            return item
+
+        return watch
+
+    for resource in source.resources.values():
+        resource.add_map(for_resource(resource.name))
+    return source
+
+
+class _ExtractAgain(Exception):
+    """Raised after the data of a round when a workspace failed half way: the round's package must go."""
+
+
 @dlt.source(name=S.SOURCE_NAME)
-def outcome_source(batch: Batch, extracted: Extracted) -> Any:
+def outcome_source(batch: Batch, extracted: Extracted, round_plans: Sequence[WorkspacePlan]) -> Any:
     """What the batch's extraction came to, in the same package as its data and extracted after it: the new
-    `sync_state` of each workspace that extracted everything, and one `sync_runs` record per workspace."""
-    return [state_resource(lambda: _state_rows(batch)), runs_resource(lambda: _run_rows(batch, extracted))]
+    `sync_state` of each workspace that extracted everything, and one `sync_runs` record per workspace. If a
+    workspace that started this round failed, it raises instead, so dlt drops the whole round's package."""
+
+    def state_rows() -> list[dict[str, Any]]:
+        if any(not plan.ok for plan in round_plans):
+            raise _ExtractAgain()
+        return _state_rows(batch)
+
+    return [state_resource(state_rows), runs_resource(lambda: _run_rows(batch, extracted))]
 
 
 def _run_rows(batch: Batch, extracted: Extracted) -> list[dict[str, Any]]:

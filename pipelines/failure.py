@@ -1,8 +1,8 @@
 """One line for a failure: the real cause behind dlt's wrappers (issue 12 #2).
 
-`explain` is the one place the engine turns an exception into the line a user reads. When the reliab
-track's `pipelines.diagnose.explain` is present it does the work (it also checks the warehouse file
-locally: lock holder, header, write probe, free space); until then the root cause is found here.
+`explain` is the one place the engine turns an exception into the line a user reads; the work is
+`pipelines.diagnose.explain` (it also checks the warehouse file locally: lock holder, header, write
+probe, free space).
 """
 
 from __future__ import annotations
@@ -43,18 +43,11 @@ def outreach_error(exc: BaseException) -> OutreachError | None:
 
 
 def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
-    """The root cause of `exc` in one line, with the fix when it is known."""
-    try:
-        from pipelines.diagnose import explain as diagnose_explain  # reliab track (issue 12)
-    except ImportError:
-        diagnose_explain = None
-    if diagnose_explain is not None:
-        return str(diagnose_explain(exc, duckdb_path))
-    ours = outreach_error(exc)
-    if ours is not None:
-        return _one_line(ours)
-    root = chain(exc)[-1]
-    return f"{type(root).__name__}: {_one_line(root) or 'no message'}"
+    """The root cause of `exc` in one line, with the fix when it is known (`pipelines.diagnose.explain`:
+    our own errors as they are; an OSError by its errno; a DuckDB error by checking the file again)."""
+    from pipelines.diagnose import explain as diagnose_explain
+
+    return diagnose_explain(exc, duckdb_path)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -48,7 +48,14 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     seconds = round(time.monotonic() - clock, 3)
     if failure is not None:
         _record_load_failure(extracted, failure)
+    elif not extracted.records_in_package:  # every workspace failed before its data was extracted
+        rows = [run_record(extracted, plan, []) for plan in batch.plans]
+        record_failed_runs(extracted.warehouse, extracted.pipeline.pipelines_dir, [*extracted.key_failures, *rows])
     reports = [_report(extracted, plan, load_ids, seconds) for plan in batch.plans]
+    for report in reports:
+        guard = extracted.drift.get(report.workspace_id)
+        if guard is not None:
+            guard.fill(report)  # drift counts into the summary
     for plan in batch.plans:
         plan.progress.set_stage("done" if plan.ok else "failed")
     return reports

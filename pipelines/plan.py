@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipelines import settings as S
-from pipelines.accounts import new_client
-from pipelines.batch import Batch, Workspace, WorkspacePlan, guarded
+from pipelines.accounts import Workspace, client_for
+from pipelines.batch import Batch, WorkspacePlan, guarded
 from pipelines.config import OutreachSettings
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
-from pipelines.progress import WorkspaceProgress
+from pipelines.progress import WorkspaceProgress, expected_recipient_pages
 from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import campaign_fingerprint
 from pipelines.state import WorkspaceState
@@ -42,8 +42,9 @@ def plan_batch(
     for ws in workspaces:
         progress = progress_for(ws)
         progress.label = ws.name
-        client = new_client(ws.api_key, settings)
+        client = client_for(ws.api_key, settings)
         progress.stats_source = client.stats.snapshot
+        progress.paging_source = client.paging_progress  # pages read/known, for the ETA
         plan = WorkspacePlan(
             workspace=ws,
             mode=batch.mode,
@@ -61,6 +62,10 @@ def plan_batch(
             for cid, fp in plan.fingerprints.items()
             if batch.mode == "full" or plan.state.fingerprints.get(cid) != fp
         ]
+        # the ETA knows the recipient pages to come
+        plan.progress.expect(
+            expected_recipient_pages(plan.campaigns, plan.changed_campaign_ids, batch.mode, S.PER_PAGE_RECIPIENTS)
+        )
     _read_stats(batch)
     _guide_pages(batch, reader)
 
@@ -131,6 +136,11 @@ def _read_stats(batch: Batch) -> None:
     tasks = interleave([[task_for(p, cid) for cid in p.changed_campaign_ids] for p in batch.ok_plans])
     for _ in fan_out(tasks, workers=batch.workers):
         pass
+
+
+def reguide(batch: Batch, reader: WarehouseReader) -> None:
+    """Fresh page guides (a guide remembers the pages it handed out) for an extraction done again."""
+    _guide_pages(batch, reader)
 
 
 def _guide_pages(batch: Batch, reader: WarehouseReader) -> None:

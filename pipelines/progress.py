@@ -1,7 +1,12 @@
-"""Live progress of a sync: pages, rows, requests and time waiting on the rate limit.
+"""Live progress of a sync: pages, rows, requests, time waiting on the rate limit, and an ETA.
 
 Counters are thread-safe. `ProgressDisplay` renders them with rich on stderr
 while a sync runs (only on a terminal); elsewhere it logs one line every 15 s.
+
+The rate wait shown is wall-clock time during which the workspace waited for its rate limit (the client's
+`rate_wait_s`), not the sum over its threads. The ETA counts pages: those read, against those known, where a
+listing already started counts its `meta.last_page` and one not started yet counts what `expect` said (e.g.
+a campaign's recipient pages from its `total_leads`); the rate is the pages read per second so far.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +31,9 @@ class WorkspaceProgress:
     pages: dict[str, int] = field(default_factory=dict)
     row_counts: dict[str, int] = field(default_factory=dict)
     stats_source: Callable[[], dict[str, Any]] | None = None
+    paging_source: Callable[[], Mapping[str, tuple[int, int]]] | None = None  # listing -> (read, last_page)
+    expected: dict[str, int] = field(default_factory=dict)  # listing -> pages expected before it starts
+    started: float = field(default_factory=time.monotonic)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def page(self, resource: str, n: int = 1) -> None:
@@ -39,11 +47,65 @@ class WorkspaceProgress:
     def set_stage(self, stage: str) -> None:
         self.stage = stage
 
+    def expect(self, pages: Mapping[str, int]) -> None:
+        """Pages of listings not read yet (listing path -> pages), for the ETA."""
+        with self._lock:
+            self.expected.update(pages)
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             snap: dict[str, Any] = {"stage": self.stage, "pages": dict(self.pages), "rows": dict(self.row_counts)}
+            expected = dict(self.expected)
         snap["client"] = self.stats_source() if self.stats_source else {}
+        read, known = paging_totals(self.paging_source() if self.paging_source else {}, expected)
+        snap["pages_read"], snap["pages_known"] = read, known
+        snap["eta_s"] = eta_seconds(read, known, time.monotonic() - self.started)
         return snap
+
+
+def paging_totals(listings: Mapping[str, tuple[int, int]], expected: Mapping[str, int]) -> tuple[int, int]:
+    """(pages read, pages known): a started listing counts its last_page, a listing not started its expectation."""
+    read = sum(r for r, _ in listings.values())
+    known = sum(max(r, last) for r, last in listings.values())
+    known += sum(n for path, n in expected.items() if path not in listings)
+    return read, known
+
+
+def eta_seconds(read: int, known: int, elapsed: float) -> float | None:
+    """Seconds left at the pace so far (None until a few pages tell the pace)."""
+    if read < 3 or elapsed <= 0:
+        return None
+    return max(0, known - read) * elapsed / read
+
+
+def expected_recipient_pages(
+    campaigns: list[dict[str, Any]], changed: list[str], mode: str, per_page: int
+) -> dict[str, int]:
+    """Recipient pages the changed campaigns will need, from `stats.total_leads` in the campaign list: all of
+    them in a full sync; at least one each in a quick sync (it reads only the pages that changed)."""
+    wanted = set(changed)
+    out: dict[str, int] = {}
+    for campaign in campaigns:
+        cid = str(campaign.get("id"))
+        if cid not in wanted:
+            continue
+        raw_stats = campaign.get("stats")
+        stats: Mapping[str, Any] = raw_stats if isinstance(raw_stats, Mapping) else {}
+        try:
+            leads = int(stats.get("total_leads") or 0)
+        except (TypeError, ValueError):
+            leads = 0
+        out[f"/campaigns/{cid}/leads"] = max(1, -(-leads // per_page)) if mode == "full" else 1
+    return out
+
+
+def format_eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    whole = round(seconds)
+    if whole >= 3600:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
 class ProgressDisplay:
@@ -87,7 +149,7 @@ class ProgressDisplay:
         from rich.table import Table
 
         table = Table(title="outreach sync", expand=False)
-        for column in ("workspace", "stage", "pages", "rows", "requests", "429s", "retries", "rate wait"):
+        for column in ("workspace", "stage", "pages", "rows", "requests", "429s", "retries", "rate wait", "done", "ETA"):
             table.add_column(column)
         for item in self.items:
             snap = item.snapshot()
@@ -101,6 +163,8 @@ class ProgressDisplay:
                 str(client.get("rate_limited", 0)),
                 str(client.get("retries", 0)),
                 f"{client.get('rate_wait_s', 0.0):.1f}s",
+                f"{snap['pages_read']}/{snap['pages_known']} pages",
+                format_eta(snap["eta_s"]),
             )
         return table
 
@@ -112,8 +176,8 @@ def _pairs(counts: dict[str, int]) -> str:
 def _line(snap: dict[str, Any]) -> str:
     client = snap["client"]
     rows = sum(snap["rows"].values())
-    pages = sum(snap["pages"].values())
     return (
-        f"stage={snap['stage']} pages={pages} rows={rows} requests={client.get('requests', 0)} "
-        f"429s={client.get('rate_limited', 0)} rate_wait={client.get('rate_wait_s', 0.0):.1f}s"
+        f"stage={snap['stage']} pages={snap['pages_read']}/{snap['pages_known']} rows={rows} "
+        f"requests={client.get('requests', 0)} 429s={client.get('rate_limited', 0)} "
+        f"rate_wait={client.get('rate_wait_s', 0.0):.1f}s eta={format_eta(snap['eta_s'])}"
     )

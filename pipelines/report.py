@@ -30,6 +30,11 @@ class WorkspaceReport:
     marked_deleted: dict[str, int] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
+    # drift (pipelines.shaping.DriftGuard): "table.column" -> values; enums: "table.column=value" -> rows
+    coerced: dict[str, int] = field(default_factory=dict)  # another JSON type, converted without loss
+    uncoerced: dict[str, int] = field(default_factory=dict)  # could not be: in a <column>__v_<type> column
+    unknown_values: dict[str, int] = field(default_factory=dict)  # enum values the spec does not name
+    new_values: dict[str, int] = field(default_factory=dict)  # values of open enums not seen documented
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -67,7 +72,8 @@ class SyncReport:
             f"outreach sync ({self.mode}) finished in {self.seconds:.1f}s -> {self.destination}",
             f"requests {self.requests}, 429s seen {self.rate_limited}, "
             f"retries {sum(w.retries for w in self.workspaces)}, "
-            f"rate-limit wait {sum(w.rate_wait_s for w in self.workspaces):.1f}s",
+            f"rate-limit wait {max((w.rate_wait_s for w in self.workspaces), default=0.0):.1f}s "
+            "(wall clock, longest workspace)",
         ]
         if self.events_loaded:
             lines.append(f"webhook events loaded from the spool: {self.events_loaded}")
@@ -80,11 +86,41 @@ class SyncReport:
                 f"{ws.recipient_pages_read}/{ws.recipient_pages_listed}; bodies fetched "
                 f"{ws.bodies_fetched}, from events {ws.bodies_from_events}, deferred {ws.bodies_deferred}; {stages}"
             )
+        lines += self.drift_lines()
         lines.append("rows per table:")
         width = max((len(t) for t in self.rows()), default=5)
         for table, n in sorted(self.rows().items()):
             lines.append(f"  {table:<{width}}  {n:>9,}")
         return "\n".join(lines)
+
+    def drift(self) -> dict[str, dict[str, int]]:
+        """Drift counts of every workspace together: {"coerced"|"uncoerced"|"unknown_values"|"new_values": {...}}."""
+        out: dict[str, dict[str, int]] = {"coerced": {}, "uncoerced": {}, "unknown_values": {}, "new_values": {}}
+        for ws in self.workspaces:
+            for kind, counts in out.items():
+                for key, n in getattr(ws, kind).items():
+                    counts[key] = counts.get(key, 0) + n
+        return out
+
+    def drift_lines(self) -> list[str]:
+        """Warnings about type drift and enum values, one line per kind (empty when there is none)."""
+        drift = self.drift()
+        lines = []
+        if drift["uncoerced"]:
+            lines.append(
+                "WARNING type drift, values of another type that could not be coerced without loss (they land in "
+                "<column>__v_<type> columns; the data tests fail on them): " + _counts(drift["uncoerced"])
+            )
+        if drift["unknown_values"]:
+            lines.append(
+                "WARNING enum values the API spec does not name (they land as they are): "
+                + _counts(drift["unknown_values"])
+            )
+        if drift["new_values"]:
+            lines.append("new values seen (the spec lists none for these): " + _counts(drift["new_values"]))
+        if drift["coerced"]:
+            lines.append("coerced without loss (another JSON type, e.g. \"42\" for 42): " + _counts(drift["coerced"]))
+        return lines
 
     def to_markdown(self) -> str:
         """A markdown rendering (published by the Prefect flow as an artifact)."""
@@ -105,6 +141,13 @@ class SyncReport:
                 f"{ws.campaigns_changed}/{ws.campaigns_total} | {ws.stage_seconds.get('extract', 0):.1f} | "
                 f"{ws.stage_seconds.get('load', 0):.1f} |"
             )
+        drift = self.drift_lines()
+        if drift:
+            out += ["", *[f"- {line}" for line in drift]]
         out += ["", "| table | rows |", "|---|---|"]
         out += [f"| {t} | {n} |" for t, n in sorted(self.rows().items())]
         return "\n".join(out) + "\n"
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key} ({n:,})" for key, n in sorted(counts.items()))

@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pipelines import lock
+from pipelines import demo_guard, lock
 from pipelines import settings as S
-from pipelines.accounts import check_keys
-from pipelines.batch import Workspace
+from pipelines.accounts import Workspace, check_keys
+from pipelines.client import DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
 from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
@@ -64,6 +64,15 @@ def run_sync(
     (or `settings`, when given, which then must hold everything)."""
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
+    from pipelines.diagnose import preflight_given
+
+    preflight_given(duckdb_path)  # a given warehouse path, checked before any request, without dlt
+    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
+    checked: list[Workspace | OutreachError] | None = None
+    if given and base_url and settings is None:
+        # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
+        checked = check_keys(given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S)
+        _raise_if_none_found(checked)
     cfg = settings or resolve_settings(
         base_url=base_url,
         duckdb_path=duckdb_path,
@@ -78,19 +87,19 @@ def run_sync(
         pipelines_dir=pipelines_dir,
         lock_timeout_s=lock_timeout_s,
     )
-    keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
+    keys = given or cfg.api_key_list()
     require_api(cfg, keys)
     warehouse = warehouse_target(cfg)
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
         prepare_warehouse(warehouse)
-        checked = check_keys(keys, cfg)
+        if checked is None:
+            checked = check_keys(keys, str(cfg.base_url), timeout=cfg.request_timeout, workers=cfg.workers)
+            _raise_if_none_found(checked)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found = [r for r in checked if isinstance(r, Workspace)]
-        if not found:
-            index, first = failures[0]
-            raise _numbered(first, index, len(keys))
+        demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
         _preload_libraries()
         trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
         run_id = new_run_id()
@@ -115,6 +124,14 @@ def run_sync(
         index, exc = errors[0]
         raise _numbered(exc, index, len(keys))
     return report
+
+
+def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
+    """Every key failed: the first one's error now (numbered when there are several)."""
+    if checked and all(isinstance(r, OutreachError) for r in checked):
+        first = checked[0]
+        assert isinstance(first, OutreachError)
+        raise _numbered(first, 0, len(checked))
 
 
 def run_batches(
@@ -167,22 +184,19 @@ def run_batches(
 
 
 def prepare_warehouse(warehouse: Warehouse) -> None:
-    """Before the first API request: check the warehouse can be written, and create a missing DuckDB file
-    in the configured storage format (issue 12 #3, issue 11). Raises a one-line error.
+    """Before the first API request (or, with keys given, right after the key check): check the warehouse
+    can be written, and create a missing DuckDB file in the configured storage format (issue 12 #3,
+    issue 11). Raises a one-line error.
 
-    The checks are the reliab track's `pipelines.diagnose.preflight_warehouse` (missing parent, read-only,
-    not DuckDB, locked by process N, no space; and a note for a file in a newer storage format) when it is
-    present; this is its one call site. Then the file is opened for writing once (created if missing),
-    which by itself finds a file another process holds or one that is not a DuckDB database.
+    `pipelines.diagnose.preflight_warehouse` finds a missing parent, a read-only place, a file that is not
+    DuckDB, a lock held by process N, no space, and notes a file in a newer storage format. Then the file is
+    opened for writing once (created if missing).
     """
     if warehouse.duckdb_path is None:
         return
-    try:
-        from pipelines.diagnose import preflight_warehouse
-    except ImportError:
-        preflight_warehouse = None
-    if preflight_warehouse is not None:
-        preflight_warehouse(warehouse.duckdb_path, warehouse.storage_version)
+    from pipelines.diagnose import preflight_warehouse
+
+    preflight_warehouse(warehouse.duckdb_path, warehouse.storage_version)
     try:
         warehouse.open_for_writing()
     except Exception as exc:  # noqa: BLE001 - one line naming the cause

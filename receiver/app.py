@@ -7,7 +7,8 @@ A delivery is acknowledged (200) only after it is durably in the spool
     401  X-Service-Timestamp or X-Service-Signature missing or malformed,
          signature not made by a configured secret, or timestamp more than
          ``tolerance_s`` from now (a replay); checked after the signature
-    400  body is not a JSON object with ``event``, ``created_at`` and a ``data`` object
+    400  body is not a JSON object with ``event``, ``created_at`` and a ``data`` object,
+         or it nests arrays/objects more than ``MAX_NESTING`` levels deep
     422  unknown event key, or X-Service-Event disagrees with the body's ``event``
     503  the spool could not be written (the sender retries)
 
@@ -39,6 +40,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_TOLERANCE_S = 300
+#: Deepest nesting of objects/arrays accepted in a body. Service events nest 3 levels (payload, data, stats);
+#: a deeper body is no event, and one near Python's recursion limit would fail every later reader of the spool.
+MAX_NESTING = 32
 _RECENT_IDS = 10_000
 
 
@@ -69,7 +73,7 @@ def _secrets(signing_secret: str | Mapping[str, str]) -> dict[str | None, str]:
     if isinstance(signing_secret, str):
         secrets: dict[str | None, str] = {None: signing_secret}
     else:
-        secrets = dict(signing_secret)
+        secrets = {workspace_id: secret for workspace_id, secret in signing_secret.items()}
     if not secrets or not all(isinstance(s, str) and s for s in secrets.values()):
         raise ValueError("a webhook signing secret is required: set SOURCES__OUTREACH__SIGNING_SECRET")
     return secrets
@@ -106,11 +110,28 @@ def _authenticate(
     return workspace_id
 
 
+def _nesting(value: Any, limit: int) -> int:
+    """How deep objects and arrays nest in a parsed JSON value (1 = a flat object), counted up to limit + 1."""
+    deepest, stack = 0, [(value, 1)]
+    while stack and deepest <= limit:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _parse(body: bytes, header_event: str | None) -> dict[str, Any]:
+    too_deep = f"body nests objects or arrays more than {MAX_NESTING} levels deep; a service event nests 3"
     try:
         payload = json.loads(body)
+    except RecursionError:  # nested deeper than the parser can go: far over the limit
+        raise _Refusal(400, too_deep) from None
     except ValueError:
         raise _Refusal(400, "body is not valid JSON") from None
+    if _nesting(payload, MAX_NESTING) > MAX_NESTING:
+        raise _Refusal(400, too_deep)
     if not isinstance(payload, dict) or not isinstance(payload.get("data"), dict) or not payload.get("created_at"):
         raise _Refusal(400, "body must be a JSON object with event, created_at and a data object")
     event = payload.get("event")

@@ -9,7 +9,9 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from .clock_header import SimulatedDate
 from .control import Faults, Metrics, RateLimiter
+from .drift import Drift
 from .errors import install_handlers
 from .gate import ApiGate
 from .routers import account, campaign_writes, campaigns, control, hooks, mailboxes, replies, search
@@ -30,6 +32,7 @@ class Runtime:
         self.metrics = Metrics()
         self.limiter = RateLimiter(settings.rate_limit)
         self.faults = Faults()
+        self.drift = Drift()
         self.webhooks = Webhooks()
         self.simulator = Simulator(self.state, self.webhooks)
         self._clock_lock = threading.Lock()
@@ -61,4 +64,5 @@ def create_app(settings: SandboxSettings) -> FastAPI:
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(control.router)
     app.add_middleware(ApiGate, runtime=runtime)
+    app.add_middleware(SimulatedDate, runtime=runtime)  # outermost: dates every answer, the gate's too
     return app

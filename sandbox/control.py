@@ -84,6 +84,7 @@ class Faults:
     latency_ms: int = 0
     hang_ms: int = 30_000
     seed: int = 0
+    ignore_page: bool = False  # list endpoints answer page 1 whatever `page` asks
     version: int = 0  # bumped on every change (ends injected hangs)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -111,4 +112,5 @@ class Faults:
             "latency_ms": self.latency_ms,
             "hang_ms": self.hang_ms,
             "seed": self.seed,
+            "ignore_page": self.ignore_page,
         }

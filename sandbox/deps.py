@@ -63,7 +63,10 @@ def bool_param(request: Request, name: str, errors: dict[str, list[str]]) -> boo
 
 
 def paging(request: Request, max_per_page: int, default: int, errors: dict[str, list[str]]) -> tuple[int, int]:
+    """(page, per_page); with the `ignore_page` fault the page parameter is not read at all: always page 1."""
     per_page = int_param(request, "per_page", default, 1, max_per_page, errors)
+    if runtime(request).faults.ignore_page:
+        return 1, per_page
     page = int_param(request, "page", 1, 1, None, errors)
     return page, per_page
 

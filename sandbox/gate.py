@@ -1,7 +1,8 @@
 """ASGI middleware in front of /api/v1: metrics, latency, faults, authentication and the rate limit.
 
 Order for each /api/v1 request: count it (metrics), add latency, maybe inject a fault, check the key
-(401), check the rate limit (429, not counted against the window), then run the route.
+(401), check the rate limit (429, not counted against the window), then run the route; with drift on, its
+successful JSON body is rewritten (sandbox/drift.py) before any truncation fault cuts it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
+from . import drift
 from .control import route_template
 
 Scope = dict[str, Any]
@@ -41,11 +43,11 @@ class ApiGate:
             await send(message)
 
         try:
-            await self._handle(scope, receive, counting_send)
+            await self._handle(scope, receive, counting_send, route)
         finally:
             rt.metrics.record(route, status_box[0] or 499)
 
-    async def _handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _handle(self, scope: Scope, receive: Receive, send: Send, route: str) -> None:
         rt = self.runtime
         delay = rt.settings.latency_ms + rt.faults.latency_ms
         if delay:
@@ -76,16 +78,16 @@ class ApiGate:
             return
         scope.setdefault("state", {})["api_key"] = api_key
         extra = [(k.encode(), v.encode()) for k, v in limit_headers.items()]
-        if kind == "truncate":
-            await self.app(scope, receive, _truncating(send, extra))
-            return
 
         async def header_send(message: Message) -> None:
             if message["type"] == "http.response.start" and extra:
                 message = {**message, "headers": list(message.get("headers", [])) + extra}
             await send(message)
 
-        await self.app(scope, receive, header_send)
+        out = _truncating(send, extra) if kind == "truncate" else header_send
+        if rt.drift.active and route in drift.ROUTES:
+            out = _drifting(out, route, rt.drift)  # drift first, so a truncation fault cuts the drifted body
+        await self.app(scope, receive, out)
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -124,6 +126,30 @@ def _truncating(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
         headers += [(b"content-length", str(len(cut)).encode())] + extra
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": cut})
+
+    return _send
+
+
+def _drifting(send: Send, route: str, setting: drift.Drift) -> Send:
+    """Buffer a response; rewrite a successful JSON body with the drift setting, then send it."""
+    start: dict[str, Any] = {}
+    chunks: list[bytes] = []
+
+    async def _send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = b"".join(chunks)
+        headers = list(start.get("headers", []))
+        if 200 <= start.get("status", 500) < 300:
+            body = orjson.dumps(drift.apply(route, orjson.loads(body), setting))
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     return _send
 

@@ -306,6 +306,7 @@ class Workspace:
     replies_version: int = 0  # bumped when a reply is added or marked read
     _reply_views: dict[tuple[str | None, bool], list["Reply"]] = field(default_factory=dict)
     _reply_views_version: int = -1
+    rng: np.random.Generator | None = None  # this workspace's simulation randomness (None: the state's shared one)
 
     def add_campaign(self, campaign: Campaign) -> None:
         self.campaigns.append(campaign)
@@ -372,6 +373,10 @@ class State:
     rng_ids: np.random.Generator  # ids and choices made by API writes
     lock: threading.RLock = field(default_factory=threading.RLock)
     hook_by_id: dict[str, Hook] = field(default_factory=dict)
+    workspace_by_id: dict[str, Workspace] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.workspace_by_id = {w.id: w for w in self.workspaces}
 
     def workspace(self, workspace_id: str) -> Workspace:
-        return next(w for w in self.workspaces if w.id == workspace_id)
+        return self.workspace_by_id[workspace_id]

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import vocab
-from .directory import build_directory
+from .directory import Directory, build_directory
 from .history import seed_history
 from .model import ApiKey, Campaign, LeadList, Mailbox, Recipients, State, Workspace, new_uuid
-from .settings import SCALES, SandboxSettings
+from .settings import SCALES, SandboxSettings, Scale
 from .timeutil import DAY
 
 STATUS_PATTERN = ("active", "completed", "paused", "draft", "active", "active", "completed", "active", "paused", "active", "draft", "active")
@@ -19,9 +20,49 @@ PLAN_ROW_LIMITS = {"starter": 1_000, "growth": 10_000, "scale": 50_000}
 PEOPLE_SEARCH_INDUSTRY_PLANS = {"growth", "scale"}
 
 
-def _split(total: int, parts: int) -> list[int]:
-    first = math.ceil(total * 2 / 3) if parts == 2 else total
-    return [first, total - first]
+AGENCY_WORDS = ("Growth", "Studio", "Partners", "Digital", "Media", "Labs", "Agency", "Collective", "Works", "Ventures",
+                "Consulting", "Outreach")
+EXTRA_PLANS = ("growth", "starter", "scale")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """What one workspace holds at the start."""
+
+    campaigns: int
+    recipients: int
+    mailboxes: int
+    lists: int
+    list_rows: int
+
+    @property
+    def people(self) -> int:
+        """Directory people the workspace takes (recipients and lead-list rows, all distinct)."""
+        return self.recipients + self.lists * self.list_rows
+
+
+def workspace_sizes(scale: Scale) -> tuple[Sizes, Sizes]:
+    """(first, second): the scale's totals split two thirds (rounded up) / one third. Every workspace after the
+    second has the first one's size: that is "one workspace of the scale"."""
+    def two_thirds(n: int) -> int:
+        return math.ceil(n * 2 / 3)
+
+    first = Sizes(two_thirds(scale.campaigns), two_thirds(scale.recipients), two_thirds(scale.mailboxes),
+                  lists=scale.lists, list_rows=scale.list_rows)
+    second = Sizes(scale.campaigns - first.campaigns, scale.recipients - first.recipients,
+                   scale.mailboxes - first.mailboxes, lists=scale.lists, list_rows=scale.list_rows)
+    return first, second
+
+
+def extra_workspace_name(k: int) -> tuple[str, str]:
+    """(name, mail domain) of workspace number k >= 2 (0-based); distinct for every k."""
+    i = k - 2
+    n_a, n_b = len(vocab.COMPANY_WORDS_A), len(AGENCY_WORDS)
+    cycle, i = divmod(i, n_a * n_b)
+    q, r = divmod(i, n_a)
+    a, b = vocab.COMPANY_WORDS_A[r], AGENCY_WORDS[(q + r) % n_b]  # for each word a, q -> b is a bijection
+    suffix = f" {cycle + 1}" if cycle else ""
+    return f"{a} {b}{suffix}", f"{a}{b}{cycle + 1 if cycle else ''}.com".lower()
 
 
 def _uuid_base(rng: np.random.Generator) -> int:
@@ -31,55 +72,84 @@ def _uuid_base(rng: np.random.Generator) -> int:
 
 
 def build_state(settings: SandboxSettings) -> State:
+    """The seeded state. Workspaces 1 and 2 come from the seed's one generator (as before `--workspaces`), so they
+    are the same for every N >= 2; workspace k >= 3 has its own generators (seed, k), so adding workspaces never
+    changes earlier ones."""
     rng = np.random.default_rng(settings.seed)
     scale = SCALES[settings.scale]
     now = float(settings.start.timestamp())
     people = max(int(scale.recipients * 1.4) + 4 * scale.lists * scale.list_rows, 20_000)
     d = build_directory(rng, people)
     pool = rng.permutation(np.flatnonzero(d.has_email)).astype(np.int32)
+    first, second = workspace_sizes(scale)
+    if first.people > pool.size:
+        raise ValueError(f"scale {settings.scale}: a workspace needs {first.people} people, the directory has {pool.size}")
     cursor = 0
     workspaces: list[Workspace] = []
     keys: dict[str, ApiKey] = {}
-    camp_split = _split(scale.campaigns, 2)
-    rec_split = _split(scale.recipients, 2)
-    mb_split = _split(scale.mailboxes, 2)
-    for w, (name, plan, domain) in enumerate(WORKSPACES):
-        ws = Workspace(
-            id=new_uuid(rng),
-            name=name,
-            created_at=float(np.floor(now - rng.uniform(300, 500) * DAY)),
-            plan=plan,
-            credits=0,
-            signing_secret="whsec_" + rng.bytes(16).hex(),
-            person_last_contact=np.full(d.people, np.nan),
-            in_workspace=np.zeros(d.people, dtype=bool),
-        )
-        for level, role in (("rw", "admin"), ("read", "admin")) + ((("rw", "former_admin"),) if w == 0 else ()):
-            key = ApiKey(key=f"sk_{level}_" + rng.bytes(12).hex(), workspace_id=ws.id, level=level, role=role)
-            keys[key.key] = key
-        _seed_mailboxes(ws, mb_split[w], domain, rng)
-        cursor = _seed_campaigns(ws, camp_split[w], rec_split[w], pool, cursor, d, rng, now)
-        for i in range(scale.lists):
-            rows = pool[cursor : cursor + scale.list_rows]
-            cursor += scale.list_rows
-            ws.add_list(
-                LeadList(
-                    id=new_uuid(rng),
-                    name=f"{vocab.INDUSTRIES[i % len(vocab.INDUSTRIES)]} leads {i + 1}",
-                    kind="people",
-                    created_at=float(np.floor(now - rng.uniform(1, 30) * DAY)),
-                    rows=rows,
-                    lead_base=_uuid_base(rng),
-                )
-            )
-        for m in ws.mailboxes:  # history may exceed a small limit on a busy day: raise it to a round number
-            if m.sent_today > m.daily_send_limit:
-                m.daily_send_limit = int(math.ceil(m.sent_today * 1.2 / 50) * 50)
-        ws.credits = 10_000 + 3 * sum(len(c.recipients) for c in ws.campaigns)
-        ws.sorted_replies()
+    for w, (name, plan, domain) in enumerate(WORKSPACES[: settings.workspaces]):
+        ws, cursor = _build_workspace(rng, name, plan, domain, (first, second)[w], pool, cursor, d, now, keys, w == 0)
+        workspaces.append(ws)
+    for k in range(len(WORKSPACES), settings.workspaces):
+        wrng = np.random.default_rng([settings.seed, k])
+        name, domain = extra_workspace_name(k)
+        start = int(wrng.integers(0, pool.size))  # its people: a window of the pool (workspaces may share people)
+        window = pool[(start + np.arange(first.people)) % pool.size]
+        ws, _ = _build_workspace(wrng, name, EXTRA_PLANS[k % len(EXTRA_PLANS)], domain, first, window, 0, d, now, keys, False)
+        ws.rng = np.random.default_rng([settings.seed, k, 1])
         workspaces.append(ws)
     return State(now=now, workspaces=workspaces, keys=keys, directory=d, rng=np.random.default_rng(settings.seed + 1),
                  rng_ids=np.random.default_rng(settings.seed + 2))
+
+
+def _build_workspace(
+    rng: np.random.Generator,
+    name: str,
+    plan: str,
+    domain: str,
+    size: Sizes,
+    pool: np.ndarray,
+    cursor: int,
+    d: Directory,
+    now: float,
+    keys: dict[str, ApiKey],
+    former_admin: bool,
+) -> tuple[Workspace, int]:
+    """One seeded workspace (its keys go into `keys`); takes people from pool[cursor:]; returns it and the new cursor."""
+    ws = Workspace(
+        id=new_uuid(rng),
+        name=name,
+        created_at=float(np.floor(now - rng.uniform(300, 500) * DAY)),
+        plan=plan,
+        credits=0,
+        signing_secret="whsec_" + rng.bytes(16).hex(),
+        person_last_contact=np.full(d.people, np.nan),
+        in_workspace=np.zeros(d.people, dtype=bool),
+    )
+    for level, role in (("rw", "admin"), ("read", "admin")) + ((("rw", "former_admin"),) if former_admin else ()):
+        key = ApiKey(key=f"sk_{level}_" + rng.bytes(12).hex(), workspace_id=ws.id, level=level, role=role)
+        keys[key.key] = key
+    _seed_mailboxes(ws, size.mailboxes, domain, rng)
+    cursor = _seed_campaigns(ws, size.campaigns, size.recipients, pool, cursor, d, rng, now)
+    for i in range(size.lists):
+        rows = pool[cursor : cursor + size.list_rows]
+        cursor += size.list_rows
+        ws.add_list(
+            LeadList(
+                id=new_uuid(rng),
+                name=f"{vocab.INDUSTRIES[i % len(vocab.INDUSTRIES)]} leads {i + 1}",
+                kind="people",
+                created_at=float(np.floor(now - rng.uniform(1, 30) * DAY)),
+                rows=rows,
+                lead_base=_uuid_base(rng),
+            )
+        )
+    for m in ws.mailboxes:  # history may exceed a small limit on a busy day: raise it to a round number
+        if m.sent_today > m.daily_send_limit:
+            m.daily_send_limit = int(math.ceil(m.sent_today * 1.2 / 50) * 50)
+    ws.credits = 10_000 + 3 * sum(len(c.recipients) for c in ws.campaigns)
+    ws.sorted_replies()
+    return ws, cursor
 
 
 def _seed_mailboxes(ws: Workspace, count: int, domain: str, rng: np.random.Generator) -> None:
@@ -105,7 +175,9 @@ def _seed_mailboxes(ws: Workspace, count: int, domain: str, rng: np.random.Gener
         )
 
 
-def _seed_campaigns(ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d, rng, now: float) -> int:
+def _seed_campaigns(
+    ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d: Directory, rng: np.random.Generator, now: float
+) -> int:
     statuses = [STATUS_PATTERN[i % len(STATUS_PATTERN)] for i in range(count)]
     first_draft = statuses.index("draft") if "draft" in statuses else -1
     weights = np.array(

@@ -44,11 +44,30 @@ def _url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def serve(*, host: str, port: int, seed: int, scale: str, rate_limit: int, latency_ms: int, insecure_hooks: bool) -> None:
+def _uvicorn_config(app: Any) -> uvicorn.Config:
+    # date_header=False: the sandbox sends its own Date, in simulated time (sandbox/clock_header.py).
+    return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", date_header=False)
+
+
+def serve(
+    *,
+    host: str,
+    port: int,
+    seed: int,
+    scale: str,
+    rate_limit: int,
+    latency_ms: int,
+    insecure_hooks: bool,
+    workspaces: int = 2,
+) -> None:
     """Serve the sandbox until interrupted (the `outreach sandbox` command)."""
     if host not in LOOPBACK:
         raise SystemExit(f"error: the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
-    settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms, insecure_hooks=insecure_hooks)
+    try:
+        settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms,
+                                   insecure_hooks=insecure_hooks, workspaces=workspaces)
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
     started = time.monotonic()
     app = create_app(settings)
     try:
@@ -57,12 +76,11 @@ def serve(*, host: str, port: int, seed: int, scale: str, rate_limit: int, laten
         raise SystemExit(f"error: {exc}") from None
     url = _url(host, sock.getsockname()[1])
     print(
-        f"Sandbox ({scale}, seed {seed}) listening on {url}/api/v1 - keys at {url}/_sandbox/keys "
+        f"Sandbox ({scale}, seed {seed}, {workspaces} workspaces) listening on {url}/api/v1 - keys at {url}/_sandbox/keys "
         f"(built in {time.monotonic() - started:.1f} s)",
         flush=True,
     )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
 
 
 class _Client:
@@ -93,6 +111,10 @@ class _Client:
 
     def set_faults(self, **kw: Any) -> dict[str, Any]:
         return dict(self._call("POST", "/_sandbox/faults", kw)["data"])
+
+    def set_drift(self, **kw: bool) -> dict[str, bool]:
+        """Schema drift from now on (`new_fields`, `unknown_enums`, `string_numbers`); no arguments turn it off."""
+        return dict(self._call("POST", "/_sandbox/drift", kw)["data"])
 
     def set_rate_limit(self, per_minute: int) -> None:
         self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
@@ -143,10 +165,12 @@ class SandboxServer(_Client):
         insecure_hooks: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
+        workspaces: int = 2,
     ) -> None:
         if host not in LOOPBACK:
             raise ValueError(f"the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
-        self.settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms, insecure_hooks=insecure_hooks)
+        self.settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms,
+                                        insecure_hooks=insecure_hooks, workspaces=workspaces)
         self.host, self.port = host, port
         self.url = ""
         self.app: Any = None
@@ -158,8 +182,7 @@ class SandboxServer(_Client):
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.url = _url(self.host, self.port)
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
-        self._server = uvicorn.Server(config)
+        self._server = uvicorn.Server(_uvicorn_config(self.app))
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name=f"sandbox-{self.port}")
         self._thread.start()
@@ -195,9 +218,10 @@ class SandboxProcess(_Client):
         host: str = "127.0.0.1",
         port: int = 0,
         start_timeout: float = 120.0,
+        workspaces: int = 2,
     ) -> None:
         self.args = ["--host", host, "--port", str(port), "--seed", str(seed), "--scale", scale,
-                     "--rate-limit", str(rate_limit), "--latency-ms", str(latency_ms)]
+                     "--rate-limit", str(rate_limit), "--latency-ms", str(latency_ms), "--workspaces", str(workspaces)]
         if insecure_hooks:
             self.args.append("--insecure-hooks")
         self.start_timeout = start_timeout

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 @dataclass(frozen=True)
 class Scale:
-    """Sizes of one scale, summed over all workspaces."""
+    """Sizes of one scale, summed over the two default workspaces (the first gets two thirds, see seed.py)."""
 
     campaigns: int
     recipients: int
@@ -39,6 +39,7 @@ class SandboxSettings:
     latency_ms: int = 0
     insecure_hooks: bool = False
     start: datetime = field(default=SIM_START)
+    workspaces: int = 2
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -47,3 +48,5 @@ class SandboxSettings:
             raise ValueError("rate_limit must be >= 0 (0 turns the limit off)")
         if self.latency_ms < 0:
             raise ValueError("latency_ms must be >= 0")
+        if self.workspaces < 1:
+            raise ValueError("workspaces must be >= 1")

@@ -32,6 +32,10 @@ class Simulator:
         self.webhooks = webhooks
         self.rng = state.rng
 
+    def rng_of(self, ws: Workspace) -> np.random.Generator:
+        """The workspace's own generator (workspaces after the second), else the shared one."""
+        return ws.rng if ws.rng is not None else self.rng
+
     # ---- driver ------------------------------------------------------------------------------
     def advance(self, seconds: float) -> None:
         st = self.state
@@ -121,7 +125,7 @@ class Simulator:
         return True
 
     def _apply_sends(self, ws: Workspace, c: Campaign, rows: np.ndarray, times: np.ndarray, mbs: np.ndarray) -> None:
-        rng, r, k = self.rng, c.recipients, rows.size
+        rng, r, k = self.rng_of(ws), c.recipients, rows.size
         first = r.step[rows] == 0
         r.variant[rows[first]] = rng.integers(0, len(c.subject_lines), int(first.sum()))
         r.step[rows] += 1
@@ -183,7 +187,7 @@ class Simulator:
 
     # ---- events ------------------------------------------------------------------------------
     def _events(self, ws: Workspace, c: Campaign, t1: float) -> None:
-        r, d = c.recipients, self.state.directory
+        r, d, rng = c.recipients, self.state.directory, self.rng_of(ws)
         rows = np.flatnonzero(r.open_due <= t1)
         for row in rows.tolist():
             t = float(r.open_due[row])
@@ -206,7 +210,7 @@ class Simulator:
             r.reply_due[row] = INF
             if int(r.status[row]) not in _OPEN_TO:
                 continue
-            code = int(self.rng.choice(len(REPLY_TYPES), p=REPLY_TYPE_WEIGHTS))
+            code = int(rng.choice(len(REPLY_TYPES), p=REPLY_TYPE_WEIGHTS))
             r.status[row] = REPLIED
             r.replied[row] = t
             r.reply_type[row] = code
@@ -215,7 +219,7 @@ class Simulator:
             if np.isnan(r.opened[row]) and c.track_opens:
                 r.opened[row] = t - 60
             c.variant_replied[max(int(r.variant[row]), 0)] += 1
-            rep = make_replies(ws, c, np.array([row]), np.array([t]), np.array([code]), d, self.rng, self.state.now)[0]
+            rep = make_replies(ws, c, np.array([row]), np.array([t]), np.array([code]), d, rng, self.state.now)[0]
             ws.add_reply(rep)
             if REPLY_TYPES[code] == "unsubscribe":
                 ws.blacklist.add(int(r.person[row]))

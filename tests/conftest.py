@@ -58,3 +58,18 @@ def pg_dsn(pg_server: Any, request: pytest.FixtureRequest) -> str:
 
     name = "t_" + re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:50]
     return str(pg_server.create_database(name))
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[str]:
+    """One Prefect test server (temporary SQLite) for the whole session; yields its API URL.
+
+    Prefect's own ``prefect_test_harness``: this process's settings point at it; subprocesses
+    (the ``prefect`` CLI, workers) get the URL through ``PREFECT_API_URL``.
+    """
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with temporary_settings(updates={PREFECT_SERVER_ANALYTICS_ENABLED: False}):
+        with prefect_test_harness(server_startup_timeout=120):
+            yield str(PREFECT_API_URL.value())

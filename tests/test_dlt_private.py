@@ -1,16 +1,44 @@
-"""The one place that relies on dlt's private DuckDB classes (pipelines/duckdb_destination.py, issue 17):
-these tests fail loudly, naming dlt, when an upgrade changes what it relies on."""
+"""Pins the private dlt API this package relies on, kept in two small modules (issue 17): fails loudly, naming
+dlt, when an upgrade changes it. `pipelines/dlt_private.py` (dlt's trace log of resolved config) and
+`pipelines/duckdb_destination.py` (dlt's DuckDB classes: three-part names, the rowid de-duplication)."""
 
 from __future__ import annotations
 
 import inspect
 import logging
 from pathlib import Path
+from typing import Any
 
 import dlt
 import pytest
 
 from pipelines.destination import make_pipeline, warehouse_target
+
+
+def _traces() -> Any:
+    from dlt.common.configuration.utils import get_resolved_traces
+
+    return get_resolved_traces()
+
+
+def test_untraced_config_stops_dlt_logging_resolved_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.dlt_private import untraced_config
+
+    monkeypatch.setenv("SOURCES__OUTREACH__PROBE_SETTING", "x")
+    traces = _traces()
+    assert hasattr(traces, "logging_enabled") and hasattr(traces, "all_traces"), (
+        f"dlt {dlt.__version__} changed TraceLogContext: update pipelines/dlt_private.py"
+    )
+    traces.clear()
+    assert dlt.config.get("sources.outreach.probe_setting") == "x"
+    logged = len(traces.all_traces)
+    assert logged >= 1, f"dlt {dlt.__version__} no longer logs resolved config: pipelines/dlt_private.py may go"
+    with untraced_config():
+        assert dlt.config.get("sources.outreach.probe_setting") == "x"
+        assert traces.logging_enabled is False
+    assert len(traces.all_traces) == logged, f"dlt {dlt.__version__}: untraced_config no longer stops trace logging"
+    assert traces.logging_enabled is True
+
 
 DLT = f"dlt {dlt.__version__}"
 WHERE = "pipelines/duckdb_destination.py relies on it: adapt that module"

@@ -1,12 +1,11 @@
 """The Prefect flows against real sandboxes over loopback, a real DuckDB file and a Prefect
-test server (one per session)."""
+test server (one per session: the ``prefect_harness`` fixture of conftest.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +16,6 @@ import pytest
 from flows import stages
 
 FAST_PACE = 100_000  # requests a minute: the sandboxes here run with the limit off
-
-
-@pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[str]:
-    """One Prefect test server (temporary SQLite) for the whole session."""
-    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
-
-    with temporary_settings(updates={PREFECT_SERVER_ANALYTICS_ENABLED: False}):
-        with prefect_test_harness(server_startup_timeout=120):
-            yield str(PREFECT_API_URL.value())
 
 
 def _read_keys(sandbox: Any) -> list[dict[str, Any]]:

@@ -4,10 +4,12 @@ references, the warehouse writer lock, the retry rule, the artifact markdown, lo
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
 import httpx
@@ -28,15 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 # --- prefect.yaml -------------------------------------------------------------------------
 
 
-def test_prefect_yaml_is_valid_for_prefect_deploy() -> None:
-    """Prefect's own prefect.yaml model accepts the file (what `prefect deploy` parses)."""
-    from prefect.cli.deploy._models import PrefectYamlModel
-
-    model = PrefectYamlModel.model_validate(yaml.safe_load((ROOT / "prefect.yaml").read_text()))
-    assert sorted(d.name for d in model.deployments) == ["full", "quick"]
-    for deployment in model.deployments:
-        assert deployment.entrypoint == "flows/sync_flow.py:sync_all"
-        assert deployment.work_pool is not None and deployment.work_pool.name == "outreach-pool"
+def test_prefect_yaml_deploys_module_entrypoints_with_the_worker_side_pull_step() -> None:
+    """What `prefect deploy` reads (tests/test_flows_workpool.py runs it against a real server)."""
+    config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    assert config["pull"] == [{"flows.pull_steps.enter_outreach_home": {}}]
+    assert sorted(d["name"] for d in config["deployments"]) == ["full", "quick"]
+    for deployment in config["deployments"]:
+        assert deployment["entrypoint"] == "flows.sync_flow.sync_all"
+        assert deployment["work_pool"]["name"] == "outreach-pool"
+        assert "pull" not in deployment  # one pull step for every deployment, resolved on the worker
+    assert load_entrypoint("flows.sync_flow.sync_all") is load_entrypoint("flows/sync_flow.py:sync_all")
 
 
 def test_deployments_have_the_stated_schedules_and_limits() -> None:
@@ -59,11 +62,11 @@ def test_deployments_have_the_stated_schedules_and_limits() -> None:
 
 
 def test_quick_fires_every_15_minutes_and_full_nightly() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from croniter import croniter
 
-    start = datetime(2026, 1, 5, 0, 7, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 5, 0, 7, tzinfo=UTC)
     it = croniter("*/15 * * * *", start)
     runs = [it.get_next(datetime) for _ in range(5)]
     assert runs[0].minute == 15
@@ -82,6 +85,136 @@ def test_yaml_parameters_exist_on_the_flow_and_limits_match_the_code() -> None:
     definitions = config["definitions"]
     assert definitions["global_concurrency_limits"] == {SYNC_LIMIT: 1}
     assert definitions["tag_concurrency_limits"] == {WRITER_TAG: 1}
+
+
+def test_serve_message_lists_schedules_next_runs_and_a_deployment_without_schedule() -> None:
+    """A deployment with no schedule (one that another flow hands work to) is served too, and said so."""
+    from datetime import UTC, datetime
+
+    from flows.deployments import DeploymentSpec, serve_message
+    from flows.prefect_api import PrefectApi
+
+    specs = deployment_specs(load_prefect_yaml(ROOT / "prefect.yaml"))
+    specs.append(DeploymentSpec(name="batch", entrypoint="flows.sync_flow.sync_all", parameters={}, schedules=[],
+                                concurrency_limit=None))
+    runs = {"quick": [datetime(2026, 1, 5, 0, 15, tzinfo=UTC)], "full": []}
+    text = serve_message(
+        PrefectApi(url="http://127.0.0.1:4321/api", temporary=True), ROOT / "prefect.yaml", specs,
+        {s.name: "sync-all" for s in specs}, runs,
+    )
+    lines = {line.split()[0]: line for line in text.splitlines() if line.startswith("  sync-all/")}
+    assert "*/15 * * * * (UTC)" in lines["sync-all/quick"] and "2026-01-05 00:15 UTC" in lines["sync-all/quick"]
+    assert "0 2 * * * (UTC)" in lines["sync-all/full"] and "not scheduled yet by the server" in lines["sync-all/full"]
+    assert "none (runs when started)" in lines["sync-all/batch"]
+    assert "PREFECT_API_URL=http://127.0.0.1:4321/api " in text and "deployment run 'sync-all/quick'" in text
+    assert "UI: http://127.0.0.1:4321)" in text
+
+
+# --- where a worker's run executes (the pull step) ------------------------------------------------
+
+
+def test_pull_step_enters_outreach_home_when_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.pull_steps import enter_outreach_home
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("OUTREACH_HOME", str(tmp_path))
+    assert enter_outreach_home() == {"directory": str(tmp_path.resolve())}
+    assert Path.cwd() == tmp_path.resolve()
+
+
+def test_pull_step_defaults_to_the_checkout_of_the_installed_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows.pull_steps import outreach_home
+
+    monkeypatch.delenv("OUTREACH_HOME", raising=False)
+    assert outreach_home() == ROOT
+
+
+def test_pull_step_errors_name_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flows import pull_steps
+
+    monkeypatch.setenv("OUTREACH_HOME", str(tmp_path / "missing"))
+    with pytest.raises(ConfigError, match=r"OUTREACH_HOME=.*missing is not a directory on this worker"):
+        pull_steps.outreach_home()
+    monkeypatch.delenv("OUTREACH_HOME")
+    monkeypatch.setattr(pull_steps, "PROJECT_ROOT", tmp_path)  # as in site-packages: no prefect.yaml beside
+    with pytest.raises(ConfigError, match="installed as a package here .*: set OUTREACH_HOME"):
+        pull_steps.outreach_home()
+
+
+# --- what Prefect needs of its dependencies and of its own API --------------------------------------
+
+
+def test_fastapi_accepts_a_null_body_field() -> None:
+    """Prefect 3.8.8's client sends `limit: null` to the filter endpoints; fastapi 0.151+ answers 422.
+
+    flows/README.md "Versions this needs": pyproject pins fastapi<0.151 for this.
+    """
+    import fastapi
+    from fastapi import Body, Depends, FastAPI
+    from fastapi.testclient import TestClient
+
+    def get_limit(limit: int = Body(None)) -> int | None:  # the shape of prefect.server.api.dependencies.LimitBody
+        return limit
+
+    app = FastAPI()
+
+    @app.post("/filter")
+    def read(limit: int = Depends(get_limit), offset: int = Body(0, ge=0)) -> dict[str, object]:
+        return {"limit": limit, "offset": offset}
+
+    answer = TestClient(app).post("/filter", json={"limit": None, "offset": 0})
+    assert answer.status_code == 200, (
+        f"fastapi {fastapi.__version__} rejects a null body field ({answer.status_code}): Prefect 3.8.8's "
+        "`prefect deploy`, `deployment ls` and workers get 422s; keep fastapi<0.151 in pyproject.toml"
+    )
+
+
+def test_prefect_refreshes_settings_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pins the one Prefect call flows/prefect_api.py uses that Prefect's API reference does not list.
+
+    ``prefect.context.refresh_global_settings_context()`` makes a changed ``PREFECT_API_URL`` visible
+    to this process and to threads it starts later (Prefect's log and event workers).
+    """
+    import prefect.context
+    from prefect.settings import get_current_settings
+
+    from flows.prefect_api import process_environment
+
+    assert callable(getattr(prefect.context, "refresh_global_settings_context", None)), (
+        "Prefect no longer has prefect.context.refresh_global_settings_context: flows/prefect_api.py "
+        "(process_environment) must point this process at its temporary server another way"
+    )
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    seen: list[str | None] = []
+    with process_environment({"PREFECT_API_URL": "http://127.0.0.1:9/api"}):
+        thread = threading.Thread(target=lambda: seen.append(get_current_settings().api.url))
+        thread.start()
+        thread.join()
+    assert seen == ["http://127.0.0.1:9/api"], (
+        f"Prefect's settings in a new thread after refresh_global_settings_context(): {seen}; "
+        "flows/prefect_api.py relies on it"
+    )
+    assert "PREFECT_API_URL" not in os.environ
+
+
+# --- the demo's warehouse guard -------------------------------------------------------------------
+
+
+def test_demo_guard_refuses_only_unlisted_workspaces_of_a_marked_warehouse(tmp_path: Path) -> None:
+    from pipelines.demo_guard import marker_path, read_marker, refuse_foreign_workspaces, write_marker
+
+    warehouse = tmp_path / "outreach.duckdb"
+    ours, other = {"workspace": {"id": "ws-demo", "name": "Demo"}}, {"workspace": {"id": "ws-real", "name": "Acme"}}
+    refuse_foreign_workspaces(warehouse, [other])  # not a demo warehouse: anything goes
+    write_marker(warehouse, ["ws-demo"])
+    assert read_marker(warehouse) is not None and read_marker(warehouse).workspace_ids == {"ws-demo"}  # type: ignore[union-attr]
+    refuse_foreign_workspaces(warehouse, [ours, AuthError("a failed key is reported elsewhere")])
+    refuse_foreign_workspaces(None, [other])  # a non-DuckDB destination
+    with pytest.raises(ConfigError) as excinfo:
+        refuse_foreign_workspaces(warehouse, [ours, other])
+    message = str(excinfo.value)
+    assert "\n" not in message and "key #2" in message and "'Acme' (ws-real)" in message and "--duckdb" in message
+    assert marker_path(warehouse).name == "outreach.duckdb.demo"
 
 
 # --- key references -------------------------------------------------------------------------

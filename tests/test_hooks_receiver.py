@@ -16,6 +16,7 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines import spool
 from pipelines.events import events_resource, load_spool, mark_spool_loaded
+from receiver.app import MAX_NESTING
 from receiver.server import ReceiverServer
 from receiver.signature import sign
 from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
@@ -70,6 +71,24 @@ def test_refusals_have_the_documented_status_and_spool_nothing(receiver: Receive
         assert resp.status_code == 413
         # inside the tolerance is fine
         assert deliver(client, receiver.url, payload(), ts=now - 290).status_code == 200
+    assert len(_spooled(tmp_path / "spool")) == 1
+
+
+def test_deeply_nested_signed_body_is_a_400_and_spools_nothing(receiver: ReceiverServer, tmp_path: Path) -> None:
+    """Nested past the parser's recursion limit (was a 500 RecursionError) or just past MAX_NESTING: both 400."""
+    def nested(depth: int) -> bytes:
+        return ('{"event":"lead.replied","created_at":"2026-03-02T10:00:00+00:00","data":{"x":' + "[" * depth
+                + "]" * depth + "}}").encode()
+
+    with httpx.Client() as client:
+        for depth in (30_000, 900, MAX_NESTING - 1):  # payload and data are two levels already (64 KiB limit here)
+            resp = client.post(receiver.url, content=nested(depth), headers=signed(nested(depth)))
+            assert resp.status_code == 400, depth
+            assert resp.json() == {"error": f"body nests objects or arrays more than {MAX_NESTING} levels deep; a service event nests 3"}
+        assert not _spooled(tmp_path / "spool")
+        ok = client.post(receiver.url, content=nested(MAX_NESTING - 2), headers=signed(nested(MAX_NESTING - 2)))
+        assert ok.status_code == 200  # exactly at the limit is still taken
+        assert client.get(receiver.url.replace("/webhooks", "/healthz")).json()["counters"]["refused_400"] == 3
     assert len(_spooled(tmp_path / "spool")) == 1
 
 

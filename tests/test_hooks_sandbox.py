@@ -47,7 +47,9 @@ def _all_replies(sb: Any, key: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def world(make_sandbox: Any, tmp_path: Path) -> Iterator[dict[str, Any]]:
+def world(make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    # subscriptions are recorded beside the configured warehouse: keep that in tmp, not in ./data
+    monkeypatch.setenv("SOURCES__OUTREACH__DUCKDB_PATH", str(tmp_path / "outreach.duckdb"))
     sb = make_sandbox(scale="tiny", insecure_hooks=True, rate_limit=0)
     keys = sb.keys()
     admin = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin")

@@ -26,14 +26,16 @@ def test_recipients_drift_lands_without_breaking(caplog: pytest.LogCaptureFixtur
     assert table.column("campaign_id").to_pylist() == ["c1", "c1", "c2"]
     assert table.column("list_position").to_pylist() == [0, 1, 0]
     assert table.column("workspace_id").to_pylist() == ["ws1"] * 3
-    assert table.column("current_step").to_pylist() == [2, None, None]  # "two" does not fit bigint
+    assert table.column("current_step").to_pylist() == [2, None, None]  # "two" does not fit bigint ...
+    assert table.column("current_step__v_text").to_pylist() == [None, "two", None]  # ... and is kept as text
+    assert table.column("opened_at__v_text").to_pylist() == [None, None, "not a date"]
     assert table.column("status").to_pylist() == ["sent", "snoozed", "pending"]  # odd enum lands as is
     assert table.schema.field("opened_at").type == pa.timestamp("us", tz="UTC")
     assert table.column("opened_at").to_pylist()[0] == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
     assert table.column("lead_score").to_pylist() == [None, 7, None]  # new field -> new column
     assert table.column("tags").to_pylist() == [None, None, '["a", "b"]']
     text = caplog.text
-    assert "unknown value 'snoozed'" in text and "without id" in text and "did not fit" in text
+    assert "unknown value 'snoozed'" in text and "without id" in text and "land in current_step__v_text" in text
 
 
 def test_stats_split_into_three_tables() -> None:
@@ -60,3 +62,71 @@ def test_fingerprint_tracks_status_and_totals_only() -> None:
 def test_workspace_row_flattens_account() -> None:
     row = workspace_row({"workspace": {"id": "w", "name": "N"}, "plan": "pro", "credits": {"balance": 3}}, NOW)
     assert row["id"] == row["workspace_id"] == "w" and row["plan"] == "pro" and row["credits"] == {"balance": 3}
+
+
+# -- type drift and enum values (DriftGuard) -----------------------------------------------------------------
+def test_recipients_coerce_numbers_sent_as_text_without_loss() -> None:
+    from pipelines.shaping import DRIFT_METADATA, DriftGuard
+
+    rows = [
+        ("c1", 0, {"id": "r1", "status": "sent", "current_step": "3", "first_name": 7}),
+        ("c1", 1, {"id": "r2", "status": "hard_bounced", "current_step": 2.0}),
+        ("c1", 2, {"id": "r3", "status": "active", "current_step": "2.5"}),
+    ]
+    table = recipients_table(rows, "ws1", NOW)
+    assert table.column("current_step").to_pylist() == [3, 2, None]
+    assert table.column("current_step__v_text").to_pylist() == [None, None, "2.5"]
+    assert table.column("first_name").to_pylist() == ["7", None, None]
+    guard = DriftGuard({})
+    out = guard.arrow("campaign_recipients", table)
+    assert DRIFT_METADATA not in (out.schema.metadata or {})
+    assert guard.counts.coerced == {"campaign_recipients.current_step": 2, "campaign_recipients.first_name": 1}
+    assert guard.counts.uncoerced == {"campaign_recipients.current_step": 1}
+    assert guard.counts.unknown_values == {"campaign_recipients.status=hard_bounced": 1}
+
+
+def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> None:
+    from pipelines.shaping import DriftGuard
+
+    guard = DriftGuard(
+        {
+            "email_accounts": {"daily_send_limit": "bigint", "reputation_score": "double", "is_active": "bool",
+                               "warmup__health_score": "double", "display_name": "text"},
+            "campaigns": {"stats__sent": "bigint", "subject_lines": "json"},
+        }
+    )
+    mailbox = {"id": "m1", "daily_send_limit": "42", "reputation_score": "97.5", "is_active": "true",
+               "warmup": {"health_score": "n/a"}, "display_name": 12, "provider": "yahoo"}
+    guard.row("email_accounts", mailbox)
+    assert mailbox["daily_send_limit"] == 42 and mailbox["reputation_score"] == 97.5 and mailbox["is_active"] is True
+    assert mailbox["display_name"] == "12" and mailbox["warmup"]["health_score"] == "n/a"
+    campaign = {"id": "c1", "status": "archived", "stats": {"sent": "1e3"}, "subject_lines": ["a"], "campaign_type": "x"}
+    guard.row("campaigns", campaign)
+    assert campaign["stats"]["sent"] == "1e3"
+    reply = {"id": "r1", "reply_type": "meeting_booked"}
+    guard.row("replies", reply)
+    guard.row("replies", {"id": "r2", "reply_type": "interested"})
+    assert guard.counts.coerced == {
+        "email_accounts.daily_send_limit": 1, "email_accounts.reputation_score": 1, "email_accounts.is_active": 1,
+        "email_accounts.display_name": 1,
+    }
+    assert guard.counts.uncoerced == {"email_accounts.warmup__health_score": 1, "campaigns.stats__sent": 1}
+    assert guard.counts.unknown_values == {"campaigns.status=archived": 1}
+    assert guard.counts.new_values == {
+        "email_accounts.provider=yahoo": 1, "campaigns.campaign_type=x": 1, "replies.reply_type=meeting_booked": 1
+    }
+
+
+def test_drift_reaches_the_summary() -> None:
+    from pipelines.report import SyncReport, WorkspaceReport
+    from pipelines.shaping import DriftGuard
+
+    guard = DriftGuard({"email_accounts": {"daily_send_limit": "bigint"}})
+    guard.row("email_accounts", {"id": "m1", "daily_send_limit": "many"})
+    guard.row("email_accounts", {"id": "m2", "daily_send_limit": "7"})
+    ws = WorkspaceReport(workspace_id="w", workspace_name="W", pipeline_name="p", mode="quick")
+    guard.fill(ws)
+    summary = SyncReport(mode="quick", workspaces=[ws]).summary()
+    lines = [line for line in summary.splitlines() if "email_accounts.daily_send_limit" in line]
+    assert lines[0].startswith("WARNING type drift") and "email_accounts.daily_send_limit (1)" in lines[0]
+    assert lines[1].startswith("coerced without loss") and "email_accounts.daily_send_limit (1)" in lines[1]

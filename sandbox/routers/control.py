@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ..deps import runtime
+from ..drift import FLAGS
 from ..errors import JSON, invalid
 from ..timeutil import iso
 
@@ -100,6 +101,9 @@ async def faults(request: Request) -> Response:
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             errors[name] = [f"{name} must be an integer >= 0."]
         ints[name] = v if name not in errors else default
+    ignore_page = body.get("ignore_page", False)
+    if not isinstance(ignore_page, bool):
+        errors["ignore_page"] = ["ignore_page must be true or false."]
     if errors:
         raise invalid(errors)
     f = rt.faults
@@ -107,6 +111,7 @@ async def faults(request: Request) -> Response:
         f.error_rate, f.timeout_rate, f.truncate_rate = rates["error_rate"], rates["timeout_rate"], rates["truncate_rate"]
         f.statuses = tuple(statuses)
         f.latency_ms, f.hang_ms, f.seed = ints["latency_ms"], ints["hang_ms"], ints["seed"]
+        f.ignore_page = ignore_page
         f.rng = random.Random(f.seed)
         f.version += 1
     return JSON({"data": f.as_dict()})
@@ -115,6 +120,23 @@ async def faults(request: Request) -> Response:
 @router.get("/faults")
 async def get_faults(request: Request) -> Response:
     return JSON({"data": runtime(request).faults.as_dict()})
+
+
+@router.post("/drift")
+async def set_drift(request: Request) -> Response:
+    rt = runtime(request)
+    body = await read_json(request)
+    errors = {name: [f"{name} must be true or false."] for name in FLAGS if not isinstance(body.get(name, False), bool)}
+    errors.update({name: [f"unknown setting; use {', '.join(FLAGS)}."] for name in body if name not in FLAGS})
+    if errors:
+        raise invalid(errors)
+    rt.drift.set(**body)
+    return JSON({"data": rt.drift.as_dict()})
+
+
+@router.get("/drift")
+async def get_drift(request: Request) -> Response:
+    return JSON({"data": runtime(request).drift.as_dict()})
 
 
 @router.post("/rate_limit")
@@ -134,7 +156,7 @@ async def credits(request: Request) -> Response:
     body = await read_json(request)
     ws_id, balance = body.get("workspace_id"), body.get("balance")
     errors: dict[str, list[str]] = {}
-    if ws_id not in {w.id for w in rt.state.workspaces}:
+    if ws_id not in rt.state.workspace_by_id:
         errors["workspace_id"] = ["workspace_id must be the id of a sandbox workspace (see /_sandbox/keys)."]
     if isinstance(balance, bool) or not isinstance(balance, int) or balance < 0:
         errors["balance"] = ["balance must be an integer >= 0."]

@@ -1,0 +1,157 @@
+"""The dashboard at scale: file size, write time and render time in headless Chromium; one JSON line.
+
+Default case: the synthetic warehouse of 500 campaigns, 1M recipients and 200 mailboxes (models/synthetic.py)
+built by the models, or ``--warehouse PATH`` for an existing warehouse with its BI file (e.g. one
+synced from the `large` sandbox). The baseline, measured in the same run and the same browser, is a
+page holding plotly.js and one small chart: ``render_vs_plotly_only`` is the report's render time
+over it (what the report's data and charts add on top of loading plotly.js at all), and
+``size_vs_plotly_js`` the report's size over plotly.js's.
+
+    .venv/bin/python bench/report_scale.py                       # 1M synthetic recipients, 500 campaigns
+    .venv/bin/python bench/report_scale.py --warehouse data/outreach.duckdb --runs 5
+
+Render time: wall clock from navigation to the page's "every chart drawn" signal, median of
+``--runs`` loads (each in a new tab of one browser; the first load is also reported). Limits of
+issue 16: under 10 MB and under 3 s; the exit status is 1 when either is exceeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: the repo's packages (and devtools) import from its root
+    sys.path.insert(0, str(ROOT))
+
+from dashboard import bi_path_for, write_report
+from devtools.browser import HeadlessChromium
+
+MAX_MB = 10.0
+MAX_RENDER_S = 3.0
+READY = "document.body.dataset.rendered === 'true' || document.body.dataset.renderError !== undefined"
+OUT_DIR = ROOT / "bench" / "out"
+
+
+def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, mailboxes: int) -> Path:
+    """The synthetic raw warehouse (moving from models/ to devtools/ with the models track)."""
+    try:
+        from devtools.synthetic import make_raw_warehouse  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        from models.synthetic import make_raw_warehouse
+    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns,
+                                   mailboxes_per_workspace=mailboxes))
+
+
+def _build_models(warehouse: Path) -> None:
+    """Build the reporting tables and publish the BI file (the one call into the models' build)."""
+    from models.runner import build
+
+    report = build(warehouse)
+    if not report.passed:
+        raise SystemExit("the models' data tests failed on the bench warehouse")
+
+
+def _plotly_only_page(path: Path) -> Path:
+    """The baseline: plotly.js inlined and one small chart, drawn and flagged like the report."""
+    from plotly.offline import get_plotlyjs
+
+    path.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'></head><body><div id='c'></div>"
+        f"<script>{get_plotlyjs()}</script><script>Plotly.newPlot('c', [{{type: 'bar', x: [1, 2], y: [3, 4]}}])"
+        ".then(function () { document.body.dataset.rendered = 'true'; });</script></body></html>",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _render(browser: HeadlessChromium, page: Path, runs: int) -> dict[str, Any]:
+    seconds: list[float] = []
+    in_page_ms: list[float] = []
+    errors: list[str] = []
+    for _ in range(runs):
+        opened = browser.open(page, ready=READY, timeout_s=60)
+        errors += opened.console_errors + [f"outside request {url}" for url in opened.outside_requests]
+        render_error = opened.evaluate("document.body.dataset.renderError")
+        if render_error:
+            errors.append(str(render_error))
+        seconds.append(opened.seconds_to_ready)
+        in_page_ms.append(float(opened.evaluate("window.reportRenderMs || performance.now()")))
+        opened.page.close()
+    return {
+        "first_s": round(seconds[0], 3),
+        "median_s": round(statistics.median(seconds), 3),
+        "in_page_median_ms": round(statistics.median(in_page_ms), 1),
+        "errors": errors,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--warehouse", type=Path, help="an existing warehouse whose BI file to draw (skips generation)")
+    parser.add_argument("--recipients", type=int, default=1_000_000)
+    parser.add_argument("--campaigns", type=int, default=500)
+    parser.add_argument("--mailboxes", type=int, default=100, help="per workspace (two): the large sandbox has 200")
+    parser.add_argument("--runs", type=int, default=3, help="page loads to take the median of")
+    parser.add_argument("--workdir", type=Path, help="where the warehouse goes (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = parser.parse_args()
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="report_bench_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"bench": "report_scale"}
+    try:
+        if args.warehouse:
+            warehouse = args.warehouse
+            result["case"] = f"warehouse {warehouse}"
+        else:
+            result["case"] = (f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, "
+                              f"{2 * args.mailboxes} mailboxes")
+            started = time.perf_counter()
+            warehouse = _synthetic_warehouse(workdir / "outreach.duckdb", args.recipients, args.campaigns,
+                                             args.mailboxes)
+            _build_models(warehouse)
+            result["generate_and_build_s"] = round(time.perf_counter() - started, 2)
+        bi = bi_path_for(warehouse)
+        started = time.perf_counter()
+        report = write_report(bi, workdir / "report.html")
+        result["write_s"] = round(time.perf_counter() - started, 2)
+        size = report.stat().st_size
+        from plotly.offline import get_plotlyjs
+
+        plotly_bytes = len(get_plotlyjs().encode("utf-8"))
+        result.update(size_mb=round(size / 2**20, 2), plotly_js_mb=round(plotly_bytes / 2**20, 2),
+                      size_vs_plotly_js=round(size / plotly_bytes, 2))
+        baseline = _plotly_only_page(workdir / "plotly_only.html")
+        with HeadlessChromium(workdir / "profile") as browser:
+            result["plotly_only"] = _render(browser, baseline, args.runs)
+            result["report"] = _render(browser, report, args.runs)
+            shot = browser.open(report, ready=READY, timeout_s=60)
+            OUT_DIR.mkdir(parents=True, exist_ok=True)
+            shot.page.screenshot(path=str(OUT_DIR / "report_scale.png"), full_page=True)
+        result["render_vs_plotly_only"] = round(result["report"]["median_s"] / result["plotly_only"]["median_s"], 2)
+        result["under_10_mb"] = size / 2**20 < MAX_MB
+        result["under_3_s"] = result["report"]["median_s"] < MAX_RENDER_S
+    finally:
+        if not args.keep and not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(
+        f"report: {result['size_mb']} MB ({result['size_vs_plotly_js']}x plotly.js alone), written in "
+        f"{result['write_s']} s, rendered in {result['report']['median_s']} s median "
+        f"({result['render_vs_plotly_only']}x a plotly.js-only page); screenshot {OUT_DIR / 'report_scale.png'}",
+        file=sys.stderr,
+    )
+    print(json.dumps(result))
+    ok = result["under_10_mb"] and result["under_3_s"] and not result["report"]["errors"]
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

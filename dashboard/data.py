@@ -1,0 +1,388 @@
+"""Read the aggregated rows every chart needs from the BI file (read-only), nothing else.
+
+Every query is an aggregate of a ``reporting`` table: campaign grain at most for the
+campaign charts, mailbox-and-day for mailbox health, workspace-weekday-hour for the
+heatmap. No raw row (a recipient, a reply, a lead) leaves DuckDB.
+
+Columns that models issue 15 adds are read when the BI file has them (the names are the
+contract): ``campaign_performance.human_reply_rate`` and ``auto_reply_count``,
+``reply_outcomes.reply_class`` and the table ``send_time_performance`` (``workspace_id``,
+``weekday``, ``hour``, ``sends``, ``opens``, ``replies``, ``human_reply_rate``). Until then the
+charts fall back to today's columns and say so on the page.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from dashboard.errors import ReportError
+
+log = logging.getLogger(__name__)
+
+SCHEMA = "reporting"
+_ALIAS = "bi"
+
+#: tables (and the columns of each) that today's models publish and every report needs
+REQUIRED: Mapping[str, frozenset[str]] = {
+    "workspace_overview": frozenset({"workspace_id", "workspace_name", "synced_at"}),
+    "campaign_performance": frozenset(
+        {
+            "campaign_id", "workspace_id", "campaign_name", "campaign_status", "count_recipients", "count_pending",
+            "count_sent", "count_delivered", "count_opened", "count_clicked", "count_replied",
+            "count_positive_replies", "count_bounced", "reply_rate",
+        }
+    ),
+    "campaign_daily": frozenset(
+        {"campaign_id", "workspace_id", "activity_date", "count_sent", "count_replies_received",
+         "count_positive_replies_received"}
+    ),
+    "variant_performance": frozenset(
+        {"campaign_id", "workspace_id", "variant_index", "subject", "count_sent", "count_replied", "reply_rate",
+         "p_value", "is_winner", "count_variants_in_campaign"}
+    ),
+    "mailbox_health": frozenset(
+        {"email_account_id", "workspace_id", "mailbox_email", "is_active", "reputation_score",
+         "is_warmup_enabled", "warmup_health_score"}
+    ),
+    "mailbox_daily": frozenset(
+        {"email_account_id", "workspace_id", "activity_date", "reputation_score", "warmup_health_score",
+         "max_utilisation_pct"}
+    ),
+    "reply_outcomes": frozenset({"campaign_id", "workspace_id", "reply_type", "is_positive", "count_replies"}),
+}
+
+#: the heatmap's source until models issue 15 publishes send_time_performance
+FALLBACK_SEND_TIMES: Mapping[str, frozenset[str]] = {
+    "lead_engagement": frozenset({"workspace_id", "last_contacted_at", "count_campaigns_replied"}),
+}
+
+SEND_TIME_COLUMNS = frozenset({"workspace_id", "weekday", "hour", "sends", "replies", "human_reply_rate"})
+
+
+@dataclass(frozen=True)
+class Features:
+    """Which of the columns from models issue 15 the BI file has."""
+
+    human_reply_rate: bool = False
+    reply_class: bool = False
+    send_time_performance: bool = False
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """The aggregated frames the charts are drawn from (one BI file, or one scope of it)."""
+
+    workspaces: pd.DataFrame
+    campaigns: pd.DataFrame
+    daily: pd.DataFrame
+    variants: pd.DataFrame
+    mailboxes: pd.DataFrame
+    mailbox_daily: pd.DataFrame
+    outcomes: pd.DataFrame
+    send_times: pd.DataFrame
+    features: Features
+
+    def for_workspace(self, workspace_id: str) -> ReportData:
+        """The rows of one workspace."""
+        return replace(
+            self,
+            **{name: _where(getattr(self, name), "workspace_id", workspace_id) for name in _FRAMES},
+        )
+
+    def campaign_parts(self) -> Iterator[tuple[str, ReportData]]:
+        """Each campaign's rows, in campaign order; workspace-grain frames (mailboxes, send times) stay whole."""
+        parts = {name: dict(iter(getattr(self, name).groupby("campaign_id", sort=False))) for name in _CAMPAIGN_FRAMES}
+        for campaign_id in self.campaigns["campaign_id"]:
+            key = str(campaign_id)
+            yield key, replace(
+                self,
+                **{
+                    name: parts[name][key].reset_index(drop=True) if key in parts[name]
+                    else getattr(self, name).iloc[0:0]
+                    for name in _CAMPAIGN_FRAMES
+                },
+            )
+
+
+_FRAMES = ("workspaces", "campaigns", "daily", "variants", "mailboxes", "mailbox_daily", "outcomes", "send_times")
+_CAMPAIGN_FRAMES = ("campaigns", "daily", "variants", "outcomes")
+
+
+def _where(frame: pd.DataFrame, column: str, value: str) -> pd.DataFrame:
+    return frame[frame[column] == value].reset_index(drop=True)
+
+
+def load(bi_path: str | Path) -> ReportData:
+    """Every frame the report needs, read from the BI file opened read-only."""
+    path = Path(bi_path)
+    con = open_bi(path)
+    try:
+        columns = _columns(con)
+        _require(path, columns, REQUIRED)
+        features = Features(
+            human_reply_rate="human_reply_rate" in columns.get("campaign_performance", set()),
+            reply_class="reply_class" in columns.get("reply_outcomes", set()),
+            send_time_performance=SEND_TIME_COLUMNS <= columns.get("send_time_performance", set()),
+        )
+        if not features.send_time_performance:
+            if "send_time_performance" in columns:
+                log.warning(
+                    "%s: reporting.send_time_performance lacks %s; the heatmap falls back to lead_engagement",
+                    path, ", ".join(sorted(SEND_TIME_COLUMNS - columns["send_time_performance"])),
+                )
+            _require(path, columns, FALLBACK_SEND_TIMES)
+        return ReportData(
+            workspaces=_frame(con, _WORKSPACES),
+            campaigns=_frame(con, _campaigns_sql(features)),
+            daily=_frame(con, _DAILY),
+            variants=_frame(con, _VARIANTS),
+            mailboxes=_frame(con, _MAILBOXES),
+            mailbox_daily=_frame(con, _MAILBOX_DAILY),
+            outcomes=_frame(con, _outcomes_sql(features)),
+            send_times=iso_weekdays(
+                _frame(con, _SEND_TIMES if features.send_time_performance else _SEND_TIMES_FALLBACK)
+            ),
+            features=features,
+        )
+    except duckdb.Error as exc:
+        raise ReportError(f"cannot read BI file {path}: {_first_line(exc)}; rebuild it with `outreach models`") from exc
+    finally:
+        con.close()
+
+
+def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory session with the BI file attached read-only as ``bi`` (UTC, no progress bar).
+
+    Local checks first, so the usual mistakes get their own one-line fix.
+    """
+    if not path.exists():
+        raise ReportError(
+            f"BI file {path} does not exist: run `outreach models` to publish it (or pass --duckdb with the "
+            "warehouse it sits beside)"
+        )
+    if not path.is_file():
+        raise ReportError(f"BI file {path} is not a file: pass --duckdb with the warehouse file")
+    if not os.access(path, os.R_OK):
+        raise ReportError(f"BI file {path} is not readable by this user: fix its permissions (chmod o+r)")
+    with path.open("rb") as head:
+        magic = head.read(12)[8:12]
+    if magic != b"DUCK":
+        raise ReportError(f"{path} is not a DuckDB file: pass --duckdb with the warehouse (the BI file sits beside it)")
+    con = duckdb.connect()
+    try:
+        con.execute("set enable_progress_bar = false")
+        con.execute("set TimeZone = 'UTC'")
+        quoted = str(path).replace("'", "''")
+        con.execute(f"attach '{quoted}' as {_ALIAS} (read_only)")
+        con.execute(f"use {_ALIAS}")
+    except duckdb.IOException as exc:
+        con.close()
+        raise ReportError(
+            f"cannot open BI file {path} read-only ({_first_line(exc)}): a process holds it open for writing; "
+            "close it (BI tools should open it read-only) and retry"
+        ) from exc
+    except duckdb.Error as exc:
+        con.close()
+        raise ReportError(f"cannot open BI file {path}: {_first_line(exc)}") from exc
+    return con
+
+
+_DAY_NAMES = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
+
+
+def iso_weekday(value: object) -> int:
+    """1 = Monday ... 7 = Sunday from a day number or name.
+
+    DuckDB's ``dayofweek`` (0 = Sunday) and ``isodow`` (7 = Sunday) agree on 1 to 6, so 0 and 7
+    both mean Sunday; names are read by their first three letters.
+    """
+    if isinstance(value, str) and not value.strip().isdigit():
+        day = _DAY_NAMES.get(value.strip()[:3].lower())
+        if day is None:
+            raise ReportError(f"send_time_performance.weekday has {value!r}: expected a day number or name")
+        return day
+    number = int(str(value).strip().split(".")[0])
+    if not 0 <= number <= 7:
+        raise ReportError(f"send_time_performance.weekday has {number}: expected 0 to 7 (0 and 7 are Sunday)")
+    return number or 7
+
+
+def iso_weekdays(frame: pd.DataFrame) -> pd.DataFrame:
+    """The send-time frame with ``weekday`` as 1 = Monday ... 7 = Sunday."""
+    out = frame.copy()
+    out["weekday"] = [iso_weekday(v) for v in out["weekday"]]
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "select table_name, column_name from information_schema.columns where table_catalog = ? "
+        "and table_schema = ?",
+        [_ALIAS, SCHEMA],
+    ).fetchall():
+        found.setdefault(str(table), set()).add(str(column))
+    return found
+
+
+def _require(path: Path, columns: Mapping[str, set[str]], needed: Mapping[str, frozenset[str]]) -> None:
+    for table, wanted in needed.items():
+        if table not in columns:
+            raise ReportError(
+                f"BI file {path} has no {SCHEMA}.{table}: run `outreach models` to rebuild and publish it"
+            )
+        missing = sorted(wanted - columns[table])
+        if missing:
+            raise ReportError(
+                f"BI file {path}: {SCHEMA}.{table} lacks {', '.join(missing)} (published by an older build): "
+                "run `outreach models`"
+            )
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
+    """A query's result as pandas (through Arrow: duckdb's own .df() warns under pandas 3)."""
+    return con.sql(sql).to_arrow_table().to_pandas()
+
+
+_WORKSPACES = """
+select workspace_id, workspace_name, synced_at
+from reporting.workspace_overview
+order by workspace_name, workspace_id
+"""
+
+
+def _campaigns_sql(features: Features) -> str:
+    human = "human_reply_rate" if features.human_reply_rate else "null::double"
+    return f"""
+    select
+        workspace_id,
+        campaign_id,
+        campaign_name,
+        campaign_status,
+        count_recipients,
+        -- nobody is contacted before the first message (a campaign without API stats has pending 0)
+        case when count_sent > 0 then count_recipients - count_pending else 0 end as count_contacted,
+        count_sent,
+        count_delivered,
+        count_opened,
+        count_clicked,
+        count_replied,
+        count_positive_replies,
+        count_bounced,
+        reply_rate,
+        {human} as human_reply_rate
+    from reporting.campaign_performance
+    order by workspace_id, campaign_name, campaign_id
+    """
+
+
+_DAILY = """
+select
+    workspace_id,
+    campaign_id,
+    activity_date,
+    count_sent,
+    count_replies_received,
+    count_positive_replies_received
+from reporting.campaign_daily
+order by campaign_id, activity_date
+"""
+
+_VARIANTS = """
+select
+    workspace_id,
+    campaign_id,
+    variant_index,
+    subject,
+    count_variants_in_campaign,
+    count_sent,
+    count_replied,
+    reply_rate,
+    p_value,
+    coalesce(is_winner, false) as is_winner
+from reporting.variant_performance
+order by campaign_id, variant_index
+"""
+
+_MAILBOXES = """
+select
+    workspace_id,
+    email_account_id,
+    mailbox_email,
+    is_active,
+    is_warmup_enabled,
+    reputation_score,
+    warmup_health_score
+from reporting.mailbox_health
+order by workspace_id, mailbox_email
+"""
+
+_MAILBOX_DAILY = """
+select
+    d.workspace_id,
+    d.email_account_id,
+    coalesce(h.mailbox_email, d.email_account_id) as mailbox_email,
+    d.activity_date,
+    d.reputation_score,
+    -- a mailbox with warmup off has no warmup health to show (the service reports 0)
+    case when h.is_warmup_enabled then d.warmup_health_score end as warmup_health_score,
+    d.max_utilisation_pct
+from reporting.mailbox_daily as d
+left join reporting.mailbox_health as h using (email_account_id)
+order by mailbox_email, d.activity_date
+"""
+
+
+def _outcomes_sql(features: Features) -> str:
+    reply_class = "coalesce(reply_class, 'unclassified')" if features.reply_class else "reply_type"
+    return f"""
+    select
+        workspace_id,
+        campaign_id,
+        {reply_class} as reply_class,
+        bool_or(is_positive) as is_positive,
+        sum(count_replies)::bigint as count_replies
+    from reporting.reply_outcomes
+    group by all
+    order by campaign_id, reply_class
+    """
+
+
+_SEND_TIMES = """
+select
+    workspace_id,
+    weekday,
+    hour::integer as hour,
+    sends::bigint as sends,
+    replies::bigint as replies,
+    human_reply_rate::double as human_reply_rate
+from reporting.send_time_performance
+order by workspace_id, weekday, hour
+"""
+
+# Until send_time_performance exists: leads by the UTC weekday and hour of their last contact, and
+# the share of them who replied (any reply: reply classes come with the same models issue).
+_SEND_TIMES_FALLBACK = """
+select
+    workspace_id,
+    isodow(last_contacted_at)::integer as weekday,
+    hour(last_contacted_at)::integer as hour,
+    count(*)::bigint as sends,
+    count(*) filter (where count_campaigns_replied > 0)::bigint as replies,
+    round(100.0 * count(*) filter (where count_campaigns_replied > 0) / count(*), 2) as human_reply_rate
+from reporting.lead_engagement
+where last_contacted_at is not null
+group by all
+order by workspace_id, weekday, hour
+"""

@@ -1,0 +1,7 @@
+"""The one error type of the dashboard: a one-line cause and fix."""
+
+from __future__ import annotations
+
+
+class ReportError(Exception):
+    """The report cannot be written; the message names the cause and the fix in one line."""

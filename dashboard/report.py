@@ -1,0 +1,144 @@
+"""``write_report``: BI file in, one self-contained HTML file out.
+
+The figures are computed here for every scope the page can filter to (every workspace
+together, each workspace, each campaign), from aggregates only; the page swaps between them
+in the browser. Campaign scopes carry only the campaign-grain charts: mailbox health and the
+send-time heatmap belong to the campaign's workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from dashboard import charts, metrics
+from dashboard.data import ReportData, load
+from dashboard.errors import ReportError
+from dashboard.page import Scope, render_page
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the page: its key, heading, caption and how to draw it from a scope's data."""
+
+    key: str
+    heading: str
+    caption: Callable[[ReportData], str]
+    draw: Callable[[ReportData], go.Figure]
+    workspace_grain: bool = False
+
+
+def _rate_label(data: ReportData) -> str:
+    return "human reply rate" if data.features.send_time_performance else "reply rate of leads"
+
+
+CHARTS: tuple[Chart, ...] = (
+    Chart(
+        "kpi",
+        "Overview",
+        lambda d: "Contacted: recipients sent at least one message. Positive: recipients with a positive reply. "
+        f"Healthy mailbox: active, reputation at least {metrics.HEALTHY_REPUTATION:g} and warmup health (when on) "
+        f"at least {metrics.HEALTHY_WARMUP:g}; a campaign shows its workspace's mailboxes.",
+        lambda d: charts.kpi_figure(metrics.kpi_tiles(d.campaigns, d.mailboxes, d.features)),
+    ),
+    Chart(
+        "funnel",
+        "Campaign funnel",
+        lambda d: "Recipients at each stage (the API's campaign totals, reporting.campaign_performance); "
+        "percentages of contacted.",
+        lambda d: charts.funnel_figure(metrics.funnel_stages(d.campaigns)),
+    ),
+    Chart(
+        "outcomes",
+        "Reply outcomes",
+        lambda d: "Reply messages by class (reporting.reply_outcomes)."
+        if d.features.reply_class
+        else "Reply messages by the service's reply_type, green when it counts as positive "
+        "(reporting.reply_outcomes; reply classes come with a later models release).",
+        lambda d: charts.outcomes_figure(metrics.outcome_classes(d.outcomes), d.features.reply_class),
+    ),
+    Chart(
+        "daily",
+        "Sends and replies per day",
+        lambda d: "Every day the warehouse kept (beyond the API's 14 days): messages sent, reply messages received "
+        "(reporting.campaign_daily).",
+        lambda d: charts.daily_figure(metrics.daily_series(d.daily)),
+    ),
+    Chart(
+        "variants",
+        "A/B variants",
+        lambda d: "Reply rate of each subject line with its 95% Wilson interval; a winner (gold) beats the best other "
+        "variant with p < 0.05 (reporting.variant_performance).",
+        lambda d: charts.variants_figure(metrics.variant_rows(d.variants, d.campaigns)),
+    ),
+    Chart(
+        "mailboxes",
+        "Mailbox health over time",
+        lambda d: f"Reputation, warmup health (mailboxes with warmup on) and utilisation per day "
+        f"(reporting.mailbox_daily); more than {metrics.MAX_MAILBOX_LINES} mailboxes: their mean and range.",
+        lambda d: charts.mailbox_figure(metrics.mailbox_series(d.mailbox_daily)),
+        workspace_grain=True,
+    ),
+    Chart(
+        "send_times",
+        "Reply rate by weekday and hour",
+        lambda d: "Human reply rate by the weekday and hour of sending, in each campaign's time zone "
+        "(reporting.send_time_performance); several workspaces: weighted by sends."
+        if d.features.send_time_performance
+        else "Share of leads who replied, by the UTC weekday and hour of their last contact "
+        "(reporting.lead_engagement; send-time performance comes with a later models release).",
+        lambda d: charts.send_time_figure(metrics.send_time_grid(d.send_times), _rate_label(d)),
+        workspace_grain=True,
+    ),
+)
+
+
+def _figures(data: ReportData, *, campaign: bool) -> dict[str, go.Figure]:
+    return {c.key: c.draw(data) for c in CHARTS if not (campaign and c.workspace_grain)}
+
+
+def scopes(data: ReportData) -> Iterator[Scope]:
+    """Every scope of the page with its figures: all, each workspace, each campaign."""
+    yield Scope("all", "", "", _figures(data, campaign=False))
+    for workspace_id in data.workspaces["workspace_id"]:
+        workspace = data.for_workspace(str(workspace_id))
+        yield Scope(f"w:{workspace_id}", str(workspace_id), "", _figures(workspace, campaign=False))
+        for campaign_id, campaign in workspace.campaign_parts():
+            yield Scope(f"c:{campaign_id}", str(workspace_id), campaign_id, _figures(campaign, campaign=True))
+
+
+def render_report(bi_path: str | Path) -> str:
+    """The report's HTML for the BI file."""
+    path = Path(bi_path)
+    data = load(path)
+    return render_page(data, CHARTS, scopes(data), source=path.name)
+
+
+def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
+    """Write the dashboard of the BI file to ``out_path`` (atomically: a reader never sees half a file).
+
+    Raises :class:`dashboard.errors.ReportError` with a one-line cause and fix.
+    """
+    html = render_report(bi_path)
+    out = Path(out_path)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(html)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ReportError(
+            f"cannot write the report to {out}: {exc.strerror or exc} (pass --out with a writable path)"
+        ) from exc
+    return out

@@ -1,0 +1,97 @@
+"""`outreach check` as a user runs it (a subprocess in a project directory with .dlt files), against a
+real sandbox: origins of settings, each key's workspace and level, the warehouse, one line per problem."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+OUTREACH = str(Path(sys.executable).with_name("outreach"))
+
+
+def run_check(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__"))}
+    return subprocess.run([OUTREACH, "check", *args], cwd=cwd, env={**clean, **(env or {})}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def project(tmp_path: Path, config: str, secrets: str) -> Path:
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "config.toml").write_text(config)
+    (tmp_path / ".dlt" / "secrets.toml").write_text(secrets)
+    return tmp_path
+
+
+def setting(output: str, name: str) -> list[str]:
+    line = next(line for line in output.splitlines() if line.strip().startswith(name + " "))
+    return line.split()
+
+
+def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = sb.keys()
+    rw = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin")
+    read = next(k for k in keys if k["level"] == "read")
+    former = next(k for k in keys if k["role"] == "former_admin")
+    cwd = project(
+        tmp_path,
+        f'[sources.outreach]\nbase_url = "{sb.base_url}"\nduckdb_path = "wh/outreach.duckdb"\n',
+        f'[sources.outreach]\napi_keys = ["{rw["key"]}", "{read["key"]}", "{former["key"]}"]\n',
+    )
+    sb.reset_metrics()
+    result = run_check(cwd, env={"SOURCES__OUTREACH__WORKERS": "2"})
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert setting(out, "base_url")[1:] == [sb.base_url, ".dlt/config.toml"]
+    assert setting(out, "api_keys")[1:3] == ["3", "key(s):"] and setting(out, "api_keys")[-1] == ".dlt/secrets.toml"
+    assert setting(out, "workers")[1:] == ["2", "env", "SOURCES__OUTREACH__WORKERS"]
+    assert setting(out, "duckdb_path")[1:] == ["wh/outreach.duckdb", ".dlt/config.toml"]
+    assert setting(out, "reply_body_cap")[1:] == ["500", "default"]
+    lines = out.splitlines()
+    key_lines = [line for line in lines if line.strip().startswith("key #")]
+    assert len(key_lines) == 3
+    assert "level: read and write" in key_lines[0] and rw["workspace_name"] in key_lines[0]
+    assert "level: cannot change data (read-only" in key_lines[1]
+    assert "level: cannot change data (read-only, or made by a former admin)" in key_lines[2]
+    assert any("wh/outreach.duckdb: ok, writable (created at the first sync)" in line for line in lines)
+    assert lines[-1] == "all checks passed"
+    for k in (rw, read, former):
+        assert k["key"] not in out + result.stderr and f"...{k['key'][-4:]}" in out
+    assert sb.metrics()["by_route"] == {"GET /account": 3, "POST /hooks": 3}
+    assert sb.metrics()["by_status"] == {"200": 3, "422": 1, "403": 2}
+
+
+def test_every_problem_is_one_line_and_the_exit_is_non_zero(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    rw = next(k for k in sb.keys() if k["level"] == "rw")
+    corrupt = tmp_path / "corrupt.duckdb"
+    corrupt.write_bytes(b"not a database" * 100)
+    cwd = project(tmp_path, "", "")
+    bad_key = "sk_wrong_0000000000000000"
+    result = run_check(
+        cwd, "--base-url", sb.base_url, "--api-key", rw["key"], "--api-key", bad_key, "--duckdb", str(corrupt)
+    )
+    out = result.stdout
+    assert result.returncode == 1
+    problems = [line for line in out.splitlines() if line.strip().startswith("problem:")]
+    assert len(problems) == 2, out
+    assert "key #2 ...0000: API key rejected (401)" in problems[0]
+    assert "is not a valid DuckDB database file" in problems[1]
+    assert out.splitlines()[-1] == "2 problem(s): see the lines above"
+    assert setting(out, "base_url")[1:] == [sb.base_url, "--base-url", "flag"]
+    assert setting(out, "duckdb_path")[1:] == [str(corrupt), "--duckdb", "flag"]
+    assert rw["key"] not in out and bad_key not in out
+
+
+def test_nothing_configured(tmp_path: Path) -> None:
+    result = run_check(project(tmp_path, "", ""))
+    assert result.returncode == 1
+    problems = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("problem:")]
+    assert problems == [
+        "problem: no API key: set SOURCES__OUTREACH__API_KEY (or __API_KEYS), [sources.outreach] api_key in "
+        ".dlt/secrets.toml, or pass --api-key"
+    ]
+    assert setting(result.stdout, "base_url")[1:] == ["(not", "set)"]

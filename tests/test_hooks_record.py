@@ -1,0 +1,105 @@
+"""`outreach hooks subscribe` records what it made, `hooks list` shows it, `unsubscribe` updates it (issue 11:
+the API cannot list subscriptions). Against a real sandbox over HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from flows.cli import app
+from pipelines.hooks_admin import record_path
+
+runner = CliRunner()
+
+
+def _cli(*args: str) -> Any:
+    return runner.invoke(app, ["hooks", *args])
+
+
+def test_subscriptions_are_recorded_listed_and_marked_deleted(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = sb.keys()
+    admin = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin")
+    other = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin" and k["workspace_id"] != admin["workspace_id"])
+    warehouse = tmp_path / "wh" / "team.duckdb"
+    record = record_path(warehouse)
+    assert record == tmp_path / "wh" / "team_hooks.json"
+    target = "https://hooks.example.com/outreach"
+
+    empty = _cli("list", "--duckdb", str(warehouse))
+    assert empty.exit_code == 0 and empty.output.startswith(f"no subscriptions recorded in {record}")
+
+    made = _cli("subscribe", "--target", target, "--event", "lead.replied", "--event", "lead.bounced",
+                "--base-url", sb.base_url, "--api-key", admin["key"], "--duckdb", str(warehouse))
+    assert made.exit_code == 0, made.output
+    ids = {line.split("\t")[1]: line.split("\t")[0] for line in made.output.splitlines()}
+    assert set(ids) == {"lead.replied", "lead.bounced"}
+    theirs = _cli("subscribe", "--target", target, "--event", "lead.opened",
+                  "--base-url", sb.base_url, "--api-key", other["key"], "--duckdb", str(warehouse))
+    assert theirs.exit_code == 0, theirs.output
+    their_id = theirs.output.split("\t")[0]
+
+    stored = json.loads(record.read_text())["subscriptions"]
+    assert [(e["subscription_id"], e["event"], e["target"], e["workspace_id"], e["status"]) for e in stored] == [
+        (ids["lead.replied"], "lead.replied", target, admin["workspace_id"], "active"),
+        (ids["lead.bounced"], "lead.bounced", target, admin["workspace_id"], "active"),
+        (their_id, "lead.opened", target, other["workspace_id"], "active"),
+    ]
+    assert all(e["workspace_name"] and e["created_at"] and e["base_url"] == sb.base_url for e in stored)
+    text = record.read_text()
+    assert all(k["key"] not in text and k["signing_secret"] not in text for k in keys)
+
+    listed = _cli("list", "--duckdb", str(warehouse))
+    assert listed.exit_code == 0
+    rows = [line.split("\t") for line in listed.output.splitlines()]
+    assert [(r[0], r[1], r[2]) for r in rows] == [(e["subscription_id"], e["event"], e["target"]) for e in stored]
+    assert rows[2][3] == f"{stored[2]['workspace_name']} ({other['workspace_id']})"
+
+    gone = _cli("unsubscribe", ids["lead.bounced"], "--base-url", sb.base_url, "--api-key", admin["key"],
+                "--duckdb", str(warehouse))
+    assert gone.exit_code == 0, gone.output
+    listed = _cli("list", "--duckdb", str(warehouse))
+    assert ids["lead.bounced"] not in listed.output and ids["lead.replied"] in listed.output
+    everything = _cli("list", "--duckdb", str(warehouse), "--all")
+    statuses = {line.split("\t")[0]: line.split("\t")[5] for line in everything.output.splitlines()}
+    assert statuses == {ids["lead.replied"]: "active", ids["lead.bounced"]: "deleted", their_id: "active"}
+
+    # deleted behind our back (another tool): unsubscribe finds it gone, and the record follows
+    import httpx
+
+    httpx.delete(f"{sb.base_url}/hooks/{ids['lead.replied']}", headers={"Authorization": f"Bearer {admin['key']}"})
+    again = _cli("unsubscribe", ids["lead.replied"], "--base-url", sb.base_url, "--api-key", admin["key"],
+                 "--duckdb", str(warehouse))
+    assert again.exit_code == 0 and "already gone on the service (404); marked deleted" in again.output
+    # an id the record never held is still a one-line 404
+    unknown = _cli("unsubscribe", ids["lead.replied"], "--base-url", sb.base_url, "--api-key", admin["key"],
+                   "--duckdb", str(warehouse))
+    assert unknown.exit_code == 1 and "404" in unknown.output and len(unknown.output.strip().splitlines()) == 1
+    final = {e["subscription_id"]: e["status"] for e in json.loads(record.read_text())["subscriptions"]}
+    assert final == {ids["lead.replied"]: "gone", ids["lead.bounced"]: "deleted", their_id: "active"}
+
+
+def test_the_record_follows_the_warehouse_setting(make_sandbox: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    admin = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
+    monkeypatch.setenv("SOURCES__OUTREACH__DUCKDB_PATH", str(tmp_path / "x" / "outreach.duckdb"))
+    monkeypatch.setenv("SOURCES__OUTREACH__BASE_URL", sb.base_url)
+    monkeypatch.setenv("SOURCES__OUTREACH__API_KEY", admin["key"])
+    made = _cli("subscribe", "--target", "https://h.example.com/w", "--event", "lead.clicked")
+    assert made.exit_code == 0, made.output
+    assert (tmp_path / "x" / "outreach_hooks.json").is_file()
+    listed = _cli("list")
+    assert listed.output.split("\t")[0] == made.output.split("\t")[0]
+
+
+def test_a_refused_subscription_records_nothing(make_sandbox: Any, tmp_path: Path) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    read = next(k for k in sb.keys() if k["level"] == "read")
+    warehouse = tmp_path / "outreach.duckdb"
+    refused = _cli("subscribe", "--target", "https://h.example.com/w", "--base-url", sb.base_url,
+                   "--api-key", read["key"], "--duckdb", str(warehouse))
+    assert refused.exit_code == 1 and "403" in refused.output
+    assert not record_path(warehouse).exists()

@@ -1,0 +1,360 @@
+"""`outreach report` on real BI files: every number equals its reporting table, the page is self-contained
+and carries aggregates only, issue 15's columns are read when present, and errors name cause and fix.
+
+BI files come from the synthetic raw warehouse (models/synthetic.py) built by the models; the browser
+test (test_report_browser.py) draws one from a synced sandbox.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pytest
+from plotly.offline import get_plotlyjs
+from test_report_support import sql, synthetic_bi
+
+from dashboard import ReportError, write_report
+from dashboard.data import ReportData, load
+from dashboard.metrics import (
+    HEALTHY_REPUTATION,
+    HEALTHY_WARMUP,
+    MAX_MAILBOX_LINES,
+    daily_series,
+    funnel_stages,
+    kpi_tiles,
+    mailbox_series,
+    outcome_classes,
+    send_time_grid,
+    variant_rows,
+)
+
+pytestmark = pytest.mark.timeout(240)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bi(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return synthetic_bi(tmp_path_factory.mktemp("report"))
+
+
+def _tiles(data: ReportData) -> dict[str, Any]:
+    frame = kpi_tiles(data.campaigns, data.mailboxes, data.features)
+    return {row.key: (row.label, row.value, row.suffix) for row in frame.itertuples(index=False)}
+
+
+def _workspace(bi: Path) -> str:
+    return str(sql(bi, "select workspace_id from reporting.workspace_overview order by workspace_id limit 1")[0][0])
+
+
+def test_tiles_equal_workspace_overview_and_mailbox_health(bi: Path) -> None:
+    data = load(bi)
+    assert not (data.features.human_reply_rate or data.features.reply_class or data.features.send_time_performance)
+    for workspace_id, reply_rate, positive, bounce_rate in sql(
+        bi, "select workspace_id, reply_rate, count_positive_replies, bounce_rate from reporting.workspace_overview"
+    ):
+        tiles = _tiles(data.for_workspace(workspace_id))
+        contacted = sql(bi, "select sum(count_recipients - count_pending) from reporting.campaign_performance "
+                            "where workspace_id = ? and count_sent > 0", [workspace_id])[0][0]
+        healthy, total = sql(
+            bi,
+            "select count(*) filter (where is_active and reputation_score >= ? and (not is_warmup_enabled "
+            "or warmup_health_score >= ?)), count(*) from reporting.mailbox_health where workspace_id = ?",
+            [HEALTHY_REPUTATION, HEALTHY_WARMUP, workspace_id],
+        )[0]
+        assert tiles["contacted"][1] == contacted > 0
+        assert tiles["reply_rate"][:2] == ("reply rate", reply_rate)
+        assert tiles["positive"][1] == positive > 0
+        assert tiles["bounce_rate"][1] == bounce_rate
+        assert tiles["mailboxes_healthy"][1:] == (healthy, f" of {total}")
+    every = _tiles(data)
+    sent, bounced = sql(bi, "select sum(count_sent), sum(count_bounced) from reporting.workspace_overview")[0]
+    assert every["bounce_rate"][1] == pytest.approx(100 * bounced / sent, abs=0.005)
+
+
+def test_campaign_charts_equal_their_tables(bi: Path) -> None:
+    data = load(bi)
+    parts = dict(data.for_workspace(_workspace(bi)).campaign_parts())
+    campaign_id, part = next(
+        (cid, p) for cid, p in parts.items() if len(p.variants) > 1 and int(p.campaigns["count_sent"].iloc[0]) > 0
+    )
+    row = sql(bi, "select count_recipients - count_pending, count_opened, count_clicked, count_replied, "
+                  "count_positive_replies from reporting.campaign_performance where campaign_id = ?", [campaign_id])[0]
+    assert list(funnel_stages(part.campaigns)["count_recipients"]) == list(row)
+
+    variants = variant_rows(part.variants, part.campaigns)
+    expected = sql(bi, "select variant_index, count_sent, count_replied, reply_rate, is_winner "
+                       "from reporting.variant_performance where campaign_id = ? order by variant_index", [campaign_id])
+    got = variants[["variant_index", "count_sent", "count_replied", "reply_rate", "is_winner"]]
+    assert [tuple(r) for r in got.itertuples(index=False)] == expected
+    assert ((variants["ci_low"] <= variants["reply_rate"]) & (variants["reply_rate"] <= variants["ci_high"])).all()
+
+    daily = daily_series(part.daily)
+    expected_daily = sql(bi, "select activity_date, count_sent, count_replies_received from reporting.campaign_daily "
+                             "where campaign_id = ? order by activity_date", [campaign_id])
+    assert [(r.activity_date, r.count_sent, r.count_replies_received) for r in daily.itertuples()] == expected_daily
+
+
+def test_workspace_charts_equal_their_tables(bi: Path) -> None:
+    workspace_id = _workspace(bi)
+    data = load(bi).for_workspace(workspace_id)
+    daily = daily_series(data.daily)
+    expected = sql(bi, "select activity_date, sum(count_sent), sum(count_replies_received), "
+                       "sum(count_positive_replies_received) from reporting.campaign_daily where workspace_id = ? "
+                       "group by 1 order by 1", [workspace_id])
+    assert [tuple(r) for r in daily.itertuples(index=False)] == expected
+    assert len(expected) > 14  # the whole kept history, not the API's 14 days
+
+    outcomes = outcome_classes(data.outcomes)
+    expected_outcomes = dict(sql(bi, "select reply_type, sum(count_replies) from reporting.reply_outcomes "
+                                     "where workspace_id = ? group by 1", [workspace_id]))
+    assert dict(zip(outcomes["reply_class"], outcomes["count_replies"])) == expected_outcomes
+    assert outcomes["pct_of_replies"].sum() == pytest.approx(100, abs=0.05)
+
+    series = mailbox_series(data.mailbox_daily)
+    reputation = series[series["metric"] == "reputation_score"]
+    expected_rep = sql(bi, "select h.mailbox_email, d.activity_date, d.reputation_score from reporting.mailbox_daily d "
+                           "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
+                           "order by 1, 2", [workspace_id])
+    assert [(r.series, r.activity_date, r.value) for r in reputation.itertuples()] == expected_rep
+
+
+def test_many_mailboxes_show_their_daily_mean_and_range(tmp_path: Path) -> None:
+    bi = synthetic_bi(tmp_path, recipients=1000, mailboxes=MAX_MAILBOX_LINES + 2)
+    workspace_id = _workspace(bi)
+    series = mailbox_series(load(bi).for_workspace(workspace_id).mailbox_daily)
+    assert set(series["series"]) == {f"mean of {MAX_MAILBOX_LINES + 2} mailboxes"}
+    for metric in ("reputation_score", "max_utilisation_pct"):
+        expected = sql(bi, f"select activity_date, round(avg({metric}), 2), min({metric}), max({metric}) "
+                           "from reporting.mailbox_daily where workspace_id = ? group by 1 order by 1", [workspace_id])
+        got = series[series["metric"] == metric]
+        assert [(r.activity_date, r.value, r.low, r.high) for r in got.itertuples()] == expected
+    warmup = series[series["metric"] == "warmup_health_score"]
+    expected = sql(bi, "select d.activity_date, round(avg(d.warmup_health_score), 2) from reporting.mailbox_daily d "
+                       "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
+                       "and h.is_warmup_enabled group by 1 order by 1", [workspace_id])
+    assert [(r.activity_date, r.value) for r in warmup.itertuples()] == expected
+
+
+def test_send_time_fallback_equals_pandas_over_lead_engagement(bi: Path) -> None:
+    """Before send_time_performance: leads by UTC weekday and hour of last contact, share who replied."""
+    workspace_id = _workspace(bi)
+    grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times)
+    con = duckdb.connect(str(bi), read_only=True)
+    try:
+        leads = con.sql("select last_contacted_at, count_campaigns_replied from reporting.lead_engagement "
+                        "where workspace_id = ? and last_contacted_at is not null", params=[workspace_id]
+                        ).to_arrow_table().to_pandas()
+    finally:
+        con.close()
+    when = pd.to_datetime(leads["last_contacted_at"], utc=True)
+    leads = leads.assign(weekday=when.dt.day_of_week + 1, hour=when.dt.hour, replied=leads["count_campaigns_replied"] > 0)
+    expected = leads.groupby(["weekday", "hour"]).agg(sends=("replied", "size"), replies=("replied", "sum"))
+    assert len(grid) == 7 * 24
+    cells = grid[grid["sends"] > 0].set_index(["weekday", "hour"])
+    assert cells["sends"].to_dict() == expected["sends"].to_dict()
+    assert cells["replies"].to_dict() == expected["replies"].to_dict()
+    rates = (100 * expected["replies"] / expected["sends"]).to_dict()
+    assert cells["human_reply_rate"].to_dict() == pytest.approx(rates, abs=0.005)
+    assert grid.loc[grid["sends"] == 0, "human_reply_rate"].isna().all()
+
+
+def _add_issue_15_columns(bi: Path) -> None:
+    """What models issue 15 adds, written the way its contract names it."""
+    con = duckdb.connect(str(bi))
+    try:
+        con.execute("alter table reporting.campaign_performance add column human_reply_rate double")
+        con.execute("update reporting.campaign_performance set human_reply_rate = round(100.0 * greatest(count_replied - "
+                    "2, 0) / nullif(count_recipients - count_pending, 0), 2) where count_sent > 0")
+        con.execute("alter table reporting.reply_outcomes add column reply_class varchar")
+        con.execute("update reporting.reply_outcomes set reply_class = case reply_type when 'interested' then "
+                    "'positive' when 'meeting_booked' then 'positive' when 'out_of_office' then 'auto_reply' when "
+                    "'auto_reply' then 'auto_reply' when 'wrong_person' then 'neutral' else 'negative' end")
+        con.execute("""
+            create table reporting.send_time_performance as
+            select workspace_id, d as weekday, h as hour, (10 + d * 24 + h)::bigint as sends,
+                   (3 * (10 + d * 24 + h))::bigint as opens, ((d + h) % 5)::bigint as replies,
+                   round(100.0 * ((d + h) % 5) / (10 + d * 24 + h), 2) as human_reply_rate
+            from reporting.workspace_overview, range(0, 7) a(d), range(0, 24, 3) b(h)
+        """)  # weekday 0..6 with 0 = Sunday (DuckDB's dayofweek)
+    finally:
+        con.close()
+
+
+def test_issue_15_columns_are_read_when_present(bi: Path, tmp_path: Path) -> None:
+    future = tmp_path / "outreach_bi.duckdb"
+    shutil.copy(bi, future)
+    _add_issue_15_columns(future)
+    data = load(future)
+    assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance
+
+    rows = sql(future, "select human_reply_rate, count_recipients - count_pending from reporting.campaign_performance "
+                       "where count_sent > 0 and human_reply_rate is not null")
+    label, value, _ = _tiles(data)["reply_rate"]
+    assert label == "human reply rate"
+    assert value == pytest.approx(sum(r * n for r, n in rows) / sum(n for _, n in rows), abs=0.005)
+    campaign_id, rate = sql(future, "select campaign_id, human_reply_rate from reporting.campaign_performance "
+                                    "where human_reply_rate > 0 limit 1")[0]
+    one = dict(load(future).campaign_parts())[campaign_id]
+    assert _tiles(one)["reply_rate"][1] == rate
+
+    classes = outcome_classes(data.outcomes)
+    assert dict(zip(classes["reply_class"], classes["count_replies"])) == dict(
+        sql(future, "select reply_class, sum(count_replies) from reporting.reply_outcomes group by 1"))
+
+    workspace_id = _workspace(future)
+    grid = send_time_grid(load(future).for_workspace(workspace_id).send_times).set_index(["weekday", "hour"])
+    for weekday, hour, sends, rate in sql(future, "select weekday, hour, sends, human_reply_rate from "
+                                                  "reporting.send_time_performance where workspace_id = ?", [workspace_id]):
+        iso = 7 if weekday == 0 else weekday
+        assert grid.loc[(iso, hour), "sends"] == sends
+        assert grid.loc[(iso, hour), "human_reply_rate"] == pytest.approx(rate, abs=0.005)
+    page = write_report(future, tmp_path / "report.html").read_text()
+    assert "(reporting.send_time_performance)" in page and "Reply messages by class" in page
+
+
+class _Refs(html.parser.HTMLParser):
+    """Every src/href attribute and every script element of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[str] = []
+        self.scripts: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.refs += [value or "" for name, value in attrs if name in ("src", "href", "srcset", "action")]
+        if tag == "script":
+            self.scripts.append(dict(attrs))
+
+
+def _embedded(page: str) -> dict[str, Any]:
+    start = page.index('<script type="application/json" id="report-data">') + len(
+        '<script type="application/json" id="report-data">')
+    result: dict[str, Any] = json.loads(page[start:page.index("</script>", start)])
+    return result
+
+
+def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Path) -> None:
+    out = write_report(bi, tmp_path / "report.html")
+    page = out.read_text(encoding="utf-8")
+    refs = _Refs()
+    refs.feed(page)
+    assert refs.refs == []  # no src, href or action at all: nothing can be fetched
+    assert refs.scripts == [{}, {"type": "application/json", "id": "report-data"}, {}]  # inline only
+    assert page.count(get_plotlyjs()[:500]) == 1  # plotly.js inlined once
+    assert "<link" not in page and "@import" not in page
+
+    store = _embedded(page)
+    campaigns = sql(bi, "select count(*) from reporting.campaign_performance")[0][0]
+    workspaces = sql(bi, "select count(*) from reporting.workspace_overview")[0][0]
+    assert len(store["scopes"]) == 1 + workspaces + campaigns
+    leads = [r[0] for r in sql(bi, "select lead_email from reporting.lead_engagement")]
+    assert leads and not [lead for lead in leads if lead in page]  # no lead (a raw row) reaches the page
+    assert not list(tmp_path.glob(".report.html.*"))  # written through a temporary file, renamed
+
+
+def _locking_writer(path: Path) -> subprocess.Popen[str]:
+    holder = textwrap.dedent(
+        """
+        import sys, duckdb
+        con = duckdb.connect(sys.argv[1])
+        print("open", flush=True)
+        sys.stdin.readline()
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "open"
+    return process
+
+
+def _error(bi: Path, out: Path) -> str:
+    with pytest.raises(ReportError) as caught:
+        write_report(bi, out)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_errors_name_cause_and_fix(bi: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    assert "does not exist: run `outreach models`" in _error(tmp_path / "missing_bi.duckdb", out)
+    (tmp_path / "folder_bi.duckdb").mkdir()
+    assert "is not a file" in _error(tmp_path / "folder_bi.duckdb", out)
+    junk = tmp_path / "junk_bi.duckdb"
+    junk.write_bytes(b"this is not a database, but it is long enough")
+    assert "is not a DuckDB file" in _error(junk, out)
+
+    old = tmp_path / "old_bi.duckdb"
+    shutil.copy(bi, old)
+    con = duckdb.connect(str(old))
+    con.execute("drop table reporting.variant_performance")
+    con.close()
+    assert "has no reporting.variant_performance: run `outreach models`" in _error(old, out)
+
+    locked = tmp_path / "locked_bi.duckdb"
+    shutil.copy(bi, locked)
+    writer = _locking_writer(locked)
+    try:
+        assert "holds it open for writing; close it" in _error(locked, out)
+    finally:
+        assert writer.stdin is not None
+        writer.stdin.write("\n")
+        writer.stdin.close()
+        writer.wait(timeout=30)
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert "cannot write the report to" in _error(bi, a_file / "report.html")
+    assert not out.exists()
+
+
+def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "outreach"), "report", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=180, env={**os.environ, **(env or {})}, check=False,
+    )
+
+
+def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
+    warehouse_dir = tmp_path / "wh"
+    warehouse_dir.mkdir()
+    shutil.copy(bi, warehouse_dir / "w_bi.duckdb")
+
+    done = _cli(cwd=tmp_path, env={"SOURCES__OUTREACH__DUCKDB_PATH": str(warehouse_dir / "w.duckdb")})
+    assert done.returncode == 0, done.stderr
+    assert (warehouse_dir / "report.html").stat().st_size > 1_000_000
+    assert str(warehouse_dir / "report.html") in done.stdout
+
+    done = _cli("--duckdb", str(warehouse_dir / "w.duckdb"), "--out", "x/r.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "x" / "r.html").exists()
+
+    done = _cli(cwd=tmp_path)  # default data/outreach.duckdb: no BI file there
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "error: BI file data/outreach_bi.duckdb does not exist: run `outreach models` to publish it "
+        "(or pass --duckdb with the warehouse it sits beside)"
+    )
+    done = _cli("--duckdb", str(warehouse_dir / "w_bi.duckdb"), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: {warehouse_dir / 'w_bi.duckdb'} is a BI file: pass --duckdb with its " \
+                                  "warehouse (w.duckdb beside it)"
+
+
+def test_demo_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path: Path) -> None:
+    from flows.demo import write_dashboard
+
+    shutil.copy(bi, tmp_path / "outreach_bi.duckdb")
+    line = write_dashboard(tmp_path / "outreach.duckdb")
+    assert line.startswith(f"Dashboard: {tmp_path / 'report.html'} ")
+    assert (tmp_path / "report.html").stat().st_size > 1_000_000

@@ -1,0 +1,209 @@
+"""The report in a real headless Chromium (Debian's chromium; `make test` installs it, never skipped).
+
+From a warehouse synced for real from a `small` sandbox (two workspaces, a simulated day apart):
+no console error and no request outside the file, every chart drawn, and the numbers shown on
+the page (the KPI tiles' text, the funnel's and the daily chart's plotted values) equal to the
+reporting tables, for every workspace together, one workspace and one campaign picked in the
+page's filter. Screenshots go to the test's tmp dir and to bench/out/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql, synthetic_bi
+
+from dashboard import write_report
+from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP, MAX_MAILBOX_LINES
+from dashboard.report import CHARTS
+from devtools.browser import HeadlessChromium, OpenedPage
+from pipelines.sync import run_sync
+
+pytestmark = pytest.mark.timeout(300)
+BENCH_OUT = Path(__file__).resolve().parent.parent / "bench" / "out"
+
+
+def _read_keys(sandbox: Any) -> list[str]:
+    keys: dict[str, str] = {}
+    for entry in sandbox.keys():  # noqa: SIM118 - the sandbox's /_sandbox/keys, not a dict
+        if entry["level"] == "read":
+            keys.setdefault(entry["workspace_id"], entry["key"])
+    assert len(keys) >= 2
+    return list(keys.values())
+
+
+def _synced_bi(sandbox: Any, tmp_path: Path) -> Path:
+    """Full sync, a simulated day, quick sync (mailbox history of two days), models, BI file."""
+    keys = _read_keys(sandbox)
+    warehouse = tmp_path / "outreach.duckdb"
+    for mode in ("full", "quick"):
+        run_sync(mode=mode, api_keys=keys, base_url=sandbox.base_url, duckdb_path=warehouse, progress=False,
+                 rate_limit_per_minute=0, reply_body_cap=20, pipelines_dir=tmp_path / "dlt")
+        if mode == "full":
+            sandbox.advance(86_400)
+    return build_bi(warehouse)
+
+
+def _tile_texts(opened: OpenedPage) -> list[str]:
+    texts: list[str] = opened.evaluate(
+        "Array.from(document.querySelectorAll('#chart-kpi text.number')).map(t => t.textContent)"
+    )
+    return texts
+
+
+def _plotted(opened: OpenedPage, chart: str, trace: int, axis: str) -> list[float]:
+    """The values a chart's trace was drawn with (plotly's full data: typed arrays decoded)."""
+    values: list[float] = opened.evaluate(
+        "([chart, trace, axis]) => Array.from(document.getElementById('chart-' + chart)._fullData[trace][axis])",
+        [chart, trace, axis],
+    )
+    return values
+
+
+def _pick(opened: OpenedPage, select: str, value: str, scope: str) -> None:
+    """Choose in the page's filter and wait until every chart is drawn again."""
+    opened.page.select_option(select, value)
+    opened.page.wait_for_function(f"document.body.dataset.scope === {scope!r} && ({REPORT_READY})", timeout=30_000)
+    assert opened.evaluate("document.body.dataset.renderError") is None
+
+
+def _all_drawn(opened: OpenedPage) -> None:
+    marks = drawn_marks(opened)
+    assert set(marks) == {chart.key for chart in CHARTS}
+    assert all(count > 0 for count in marks.values()), marks
+
+
+def _mailbox_tile(bi: Path, workspace_id: str | None) -> str:
+    where = "where workspace_id = ?" if workspace_id else ""
+    healthy, total = sql(bi, "select count(*) filter (where is_active and reputation_score >= ? and (not "
+                             "is_warmup_enabled or warmup_health_score >= ?)), count(*) from reporting.mailbox_health "
+                             + where, [HEALTHY_REPUTATION, HEALTHY_WARMUP] + ([workspace_id] if workspace_id else []))[0]
+    return f"{healthy} of {total}"
+
+
+def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
+    sandbox = make_sandbox(scale="small", rate_limit=0)
+    bi = _synced_bi(sandbox, tmp_path)
+    out = write_report(bi, tmp_path / "report.html")
+
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = open_checked(browser, out, ready=REPORT_READY)
+        assert opened.evaluate("document.body.dataset.renderError") is None
+        _all_drawn(opened)
+        opened.page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        links = opened.evaluate("Array.from(document.querySelectorAll('[src], [href]'), "
+                                "el => el.getAttribute('src') || el.getAttribute('href'))")
+        assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
+
+        contacted, reply_rate, positive, bounce_rate = sql(
+            bi, "select sum(count_recipients - count_pending) filter (where count_sent > 0), "
+                "round(100.0 * sum(count_replied) / sum(count_delivered), 2), sum(count_positive_replies), "
+                "round(100.0 * sum(count_bounced) / sum(count_sent), 2) from reporting.campaign_performance")[0]
+        assert _tile_texts(opened) == [f"{contacted:,}", f"{reply_rate:.2f}%", f"{positive:,}", f"{bounce_rate:.2f}%",
+                                       _mailbox_tile(bi, None)]
+        days = sql(bi, "select sum(count_sent), sum(count_replies_received) from reporting.campaign_daily")[0]
+        assert (sum(_plotted(opened, "daily", 0, "y")), sum(_plotted(opened, "daily", 1, "y"))) == days
+
+        workspace_id, reply_rate, bounce_rate, ws_positive = sql(
+            bi, "select workspace_id, reply_rate, bounce_rate, count_positive_replies from reporting.workspace_overview "
+                "order by workspace_name desc limit 1")[0]
+        _pick(opened, "#workspace", workspace_id, f"w:{workspace_id}")
+        _all_drawn(opened)
+        tiles = _tile_texts(opened)
+        assert tiles[1:] == [f"{reply_rate:.2f}%", f"{ws_positive:,}", f"{bounce_rate:.2f}%",
+                             _mailbox_tile(bi, workspace_id)]
+
+        campaign_id, *funnel = sql(
+            bi, "select campaign_id, count_recipients - count_pending, count_opened, count_clicked, count_replied, "
+                "count_positive_replies from reporting.campaign_performance where workspace_id = ? "
+                "order by count_replied desc limit 1", [workspace_id])[0]
+        _pick(opened, "#campaign", campaign_id, f"c:{campaign_id}")
+        _all_drawn(opened)
+        assert _plotted(opened, "funnel", 0, "x") == funnel
+        daily = sql(bi, "select activity_date::varchar, count_sent from reporting.campaign_daily where campaign_id = ? "
+                        "order by activity_date", [campaign_id])
+        assert list(zip(_plotted(opened, "daily", 0, "x"), _plotted(opened, "daily", 0, "y"))) == daily
+        variants = sql(bi, "select reply_rate from reporting.variant_performance where campaign_id = ? "
+                           "order by variant_index", [campaign_id])
+        assert _plotted(opened, "variants", 0, "x") == pytest.approx([r or 0.0 for (r,) in variants])
+        assert _tile_texts(opened)[0] == f"{funnel[0]:,}"
+        assert opened.page.url.endswith(f"#w={workspace_id}&c={campaign_id}")
+        opened.page.screenshot(path=str(tmp_path / "report-campaign.png"), full_page=True)
+        assert opened.console_errors == [] and opened.outside_requests == []
+
+        # The link with the selection in its hash opens on that campaign.
+        again = open_checked(browser, out, ready=REPORT_READY)
+        assert again.evaluate("document.body.dataset.scope") == "all"
+        again.page.goto(opened.page.url)
+        again.page.reload()
+        again.page.wait_for_function(REPORT_READY, timeout=30_000)
+        assert again.evaluate("document.body.dataset.scope") == f"c:{campaign_id}"
+
+    for name in ("report.png", "report-campaign.png"):
+        assert (tmp_path / name).stat().st_size > 50_000  # a full page of charts, not a blank one
+    BENCH_OUT.mkdir(parents=True, exist_ok=True)
+    shutil.copy(tmp_path / "report.png", BENCH_OUT / "report.png")
+    shutil.copy(tmp_path / "report-campaign.png", BENCH_OUT / "report-campaign.png")
+
+
+
+def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path: Path) -> None:
+    """Workspaces synced, no campaign or mailbox yet: every chart still draws, with its own note."""
+    bi = synthetic_bi(tmp_path, recipients=1000)
+    con = duckdb.connect(str(bi))
+    for table in ("campaign_performance", "campaign_daily", "variant_performance", "reply_outcomes",
+                  "mailbox_daily", "mailbox_health", "lead_engagement"):
+        con.execute(f"delete from reporting.{table}")
+    con.close()
+    out = write_report(bi, tmp_path / "report.html")
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = open_checked(browser, out, ready=REPORT_READY)
+        notes = opened.evaluate(
+            """Object.fromEntries(Array.from(document.querySelectorAll('.chart')).map(el => [el.dataset.chart,
+               Array.from(el.querySelectorAll('svg.main-svg .annotation-text')).map(t => t.textContent).join('|')]))"""
+        )
+        assert _tile_texts(opened) == ["0", "-", "0", "-", "0 of 0"]
+        opened.page.screenshot(path=str(tmp_path / "empty.png"), full_page=True)
+    assert notes == {
+        "kpi": "", "funnel": "nobody contacted yet", "outcomes": "no replies yet", "daily": "no sends or replies yet",
+        "variants": "no A/B test here (one subject line per campaign)", "mailboxes": "no mailbox history yet",
+        "send_times": "no sends yet",
+    }
+
+
+def test_report_with_many_mailboxes_draws_their_mean_and_range(tmp_path: Path) -> None:
+    bi = synthetic_bi(tmp_path, recipients=1000, mailboxes=MAX_MAILBOX_LINES + 2)
+    out = write_report(bi, tmp_path / "report.html")
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = open_checked(browser, out, ready=REPORT_READY)
+        _all_drawn(opened)
+        names = opened.evaluate("Array.from(document.getElementById('chart-mailboxes')._fullData, t => t.name)")
+        assert f"mean of {2 * (MAX_MAILBOX_LINES + 2)} mailboxes" in names and "min to max" in names
+        assert opened.evaluate("document.querySelectorAll('#chart-mailboxes .cartesianlayer path.js-fill').length") == 3
+
+
+def test_browser_helper_serves_a_site_and_reports_what_leaves_it(tmp_path: Path) -> None:
+    """What the report's check rests on: an outside request and a console error are caught, not missed.
+
+    The site reads a JSON file beside its page, as dbt's docs site reads manifest.json (``serve=True``).
+    """
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "manifest.json").write_text('{"nodes": 3}')
+    (site / "index.html").write_text(
+        "<!doctype html><html><body><p id='n'></p><img src='https://example.com/pixel.png'><script>"
+        "fetch('manifest.json').then(r => r.json()).then(m => { document.getElementById('n').textContent = m.nodes; "
+        "console.error('on purpose'); document.body.dataset.done = 'yes'; });</script></body></html>"
+    )
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = browser.open(site / "index.html", ready="document.body.dataset.done === 'yes'", serve=True)
+        assert opened.evaluate("document.getElementById('n').textContent") == "3"
+        assert opened.outside_requests == ["https://example.com/pixel.png"]
+        assert "on purpose" in opened.console_errors
+        with pytest.raises(AssertionError, match="requested"):
+            open_checked(browser, site / "index.html", ready="document.body.dataset.done === 'yes'", serve=True)
