@@ -21,6 +21,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
+from prefect.utilities.annotations import quote
 
 from flows import handoff, stages
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key, where_the_key_lives
