@@ -81,12 +81,13 @@ def _scale_out_section(rec: dict[str, Any]) -> list[str]:
         "",
         "Wall time of the CLI process (start included); requests counted by the sandbox; peak RSS = VmHWM.",
         "",
-        "| N | sync | wall s | s per workspace | requests | per workspace | peak MB | warehouse ok |",
-        "|---|---|---|---|---|---|---|---|",
+        "| engine | N | sync | wall s | s per workspace | requests | per workspace | peak MB | warehouse ok |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         out.append(
-            f"| {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} | {r['requests']} "
+            f"| {r.get('side', 'ours')} | {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} "
+            f"| {r['requests']} "
             f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
             f"| {_fmt((r.get('warehouse') or {}).get('ok'))} |"
         )
@@ -97,10 +98,24 @@ def _scale_out_section(rec: dict[str, Any]) -> list[str]:
             f"Idle quick sync, time per workspace at N={summary.get('top_n')} vs N={summary.get('base_n')}: "
             f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))}; peak RSS (full or quick) "
             f"{_x(summary.get('peak_rss_top_vs_base'))}. Fit of the idle quick sync: {fit.get('fixed_s')} s + "
-            f"{fit.get('per_workspace_s')} s x N, so N=1,000 in about {summary.get('projected_idle_quick_s_at_1000')} s "
+            f"{fit.get('per_workspace_s')} s x N, so N=1,000 in about "
+            f"{summary.get('projected_idle_quick_s_at_1000')} s "
             f"on this machine, in one process (a 15-minute schedule holds it: "
             f"{_fmt(summary.get('projected_fits_15_min_schedule'))}).",
         ]
+        base = summary.get("baseline")
+        if base:
+            idle = base.get("idle_wall_ours_vs_baseline") or {}
+            full = base.get("full_wall_ours_vs_baseline") or {}
+            out += [
+                "",
+                "Against the baseline (the engine before batching: a dlt pipeline and load per workspace, a thread "
+                "per key), same run, same sandbox: wall time ours/baseline, idle quick "
+                + ", ".join(f"N={n} {_x(v)}" for n, v in sorted(idle.items(), key=lambda kv: int(kv[0])))
+                + "; full "
+                + ", ".join(f"N={n} {_x(v)}" for n, v in sorted(full.items(), key=lambda kv: int(kv[0])))
+                + ".",
+            ]
     return out
 
 

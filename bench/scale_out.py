@@ -57,7 +57,7 @@ def start_sandbox(n: int) -> Any:
     """A sandbox process with `n` tiny workspaces and no rate limit (the sandbox's ``--workspaces N``)."""
     from sandbox.server import SandboxProcess
 
-    return SandboxProcess(scale="tiny", rate_limit=0, workspaces=n).start()  # type: ignore[call-arg]  # sandbox track
+    return SandboxProcess(scale="tiny", rate_limit=0, workspaces=n).start()
 
 
 def workspace_keys(sandbox: Any, n: int) -> list[str]:

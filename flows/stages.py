@@ -46,7 +46,8 @@ def bi_path_for(duckdb_path: str | Path) -> Path:
 
 
 def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
-    """Check the key, then plan, extract and normalize its workspace; nothing is written to the warehouse.
+    """Check the key, then plan, extract and normalize its workspace; nothing is written to the warehouse
+    but, when it fails, its run record (as `outreach sync` records a failed run).
 
     Raises the workspace's error (a bad key, the API down...) so the task's retry rule applies.
     """
@@ -56,8 +57,10 @@ def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
     from pipelines.run import new_run_id
 
     target = warehouse_target(settings)
+    run_id = new_run_id()
     (checked,) = check_keys([api_key], str(settings.base_url), timeout=settings.request_timeout)
     if isinstance(checked, BaseException):
+        _record_failure(settings, run_id, mode, checked)
         raise checked
     target.create_if_missing()
     extracted = extract_batch(
@@ -65,13 +68,40 @@ def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
         mode=mode,
         settings=settings,
         warehouse=target,
-        run_id=new_run_id(),
+        run_id=run_id,
         read_lock=WarehouseLock(target, "sync (reading the warehouse)", shared=True, timeout_s=settings.lock_timeout_s),
     )
     (plan,) = extracted.batch.plans
     if plan.error is not None:
+        _record_failure(settings, run_id, mode, plan.error, extracted)
         raise plan.error
     return extracted
+
+
+def _record_failure(
+    settings: OutreachSettings, run_id: str, mode: str, error: BaseException, extracted: Any = None
+) -> None:
+    """The failed attempt's run record, written if the warehouse takes it (never masks the error)."""
+    from datetime import datetime, timezone
+
+    from pipelines.extract import run_record
+    from pipelines.lock import warehouse_writer
+    from pipelines.runs import record_failed_runs, run_row
+
+    target = warehouse_target(settings)
+    if extracted is not None:
+        rows = [run_record(extracted, plan, [], error) for plan in extracted.batch.plans]
+    else:  # the key named no workspace
+        line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        rows = [run_row(run_id=run_id, workspace_id=None, workspace_name="key", mode=mode,
+                        started_at=datetime.now(timezone.utc), outcome="failed", rows_loaded={}, requests=1,
+                        error=line)]  # fmt: skip
+    try:
+        with warehouse_writer(target, what="run record", shared=True, timeout_s=min(settings.lock_timeout_s, 30)):
+            target.create_if_missing()
+            record_failed_runs(target, settings.pipelines_dir, rows)
+    except Exception:  # noqa: BLE001 - the failure itself is what the task reports
+        pass
 
 
 def load(extracted: Any) -> Any:

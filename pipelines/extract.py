@@ -24,7 +24,8 @@ import dlt
 import pyarrow as pa
 
 from pipelines import settings as S
-from pipelines.batch import Batch, BodyLookup, Workspace, WorkspacePlan
+from pipelines.accounts import Workspace
+from pipelines.batch import Batch, BodyLookup, WorkspacePlan
 from pipelines.config import OutreachSettings
 from pipelines.destination import Warehouse, make_pipeline
 from pipelines.failure import chain, explain
@@ -99,9 +100,10 @@ def extract_batch(
     clock = time.monotonic()
     try:
         plan_batch(batch, reader, progress_for, settings, ordered)
-        batch.body_lookup = (
-            _default_body_lookup(pipeline, settings, read_lock) if body_lookup == "auto" else body_lookup
-        )  # type: ignore[assignment]
+        if isinstance(body_lookup, str):  # "auto"
+            batch.body_lookup = _default_body_lookup(pipeline, settings, read_lock)
+        else:
+            batch.body_lookup = body_lookup
         extracted.stage_seconds["plan"] = round(time.monotonic() - clock, 3)
         clock = time.monotonic()
         _extract_ok_workspaces(extracted, reader)
@@ -173,8 +175,8 @@ def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, ba
     def for_resource(resource_name: str) -> Callable[..., Any]:
         def watch(item: Any, meta: Any = None) -> Any:
             hints = getattr(meta, "hints", None)
-            named = isinstance(hints, Mapping) and hints.get("table_name")
-            table = str(hints["table_name"]) if named else resource_name
+            named = hints.get("table_name") if isinstance(hints, Mapping) else None
+            table = str(named) if named else resource_name
             if isinstance(item, pa.Table):
                 workspace = item.column("workspace_id")[0].as_py() if item.num_rows else None
                 guard = guards.get(str(workspace))

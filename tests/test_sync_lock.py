@@ -4,6 +4,7 @@ cause in one line (#2, the sync's side). Real CLI processes, a real sandbox, rea
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,6 +101,13 @@ def test_a_second_sync_and_a_model_build_wait_for_the_running_sync_then_fail_in_
     )
     assert build.returncode != 0
     assert [line for line in build.stderr.splitlines() if line.strip()][0] == waiting, build.stderr
+    # status cannot read a DuckDB file a sync holds open: it says who holds it, and makes no request
+    status = subprocess.run(
+        [OUTREACH, "status", "--duckdb", str(db), "--json"], env=_env(), capture_output=True, text=True, timeout=60
+    )
+    assert status.returncode == 0, status.stderr
+    note = json.loads(status.stdout)["note"]
+    assert f"is open for writing by {waiting.removeprefix('waiting for ')}" in note, note
     assert first.poll() is None, "the first sync should still be running (pace it slower)"
 
     out, err = first.communicate(timeout=120)
