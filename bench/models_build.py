@@ -1,13 +1,15 @@
-"""Model build time and peak memory on big warehouses; prints one JSON line per case.
+"""dbt's model build against the retired hand-written runner, at 1M and 10M synthetic recipients.
 
-Cases: a 1M-recipient warehouse (the `large` scale: synthetic, or an existing synced
-warehouse with --warehouse PATH) and 10M synthetic recipients generated straight into
-DuckDB. Generation and each build run in their own child process, so `peak_rss_mb` is the
-build's own peak (VmHWM of the child, `bench.peak`). `vs_1m` is the 10M build time over the 1M build
-time measured in the same run.
+Per case: a synthetic warehouse (devtools.synthetic) is generated, then copied; one copy is built by the
+runner (taken from git history, devtools.runner_parity.RUNNER_REV) and the other by dbt twice: a cold
+run (dbt parses the project from scratch) and a warm one (partial parsing, what every scheduled run
+does). Each build runs in its own child process, so `wall_s` counts Python's and dbt's start-up and
+`peak_rss_mb` is that child's own peak (VmHWM, `bench.peak`). Builds run without publishing; the BI
+publish is timed on its own. One JSON line per case; ratios are dbt over the runner measured in the same
+run, and over the runner's last recorded figures (RECORDED).
 
-    .venv/bin/python bench/models_build.py                 # both cases
-    .venv/bin/python bench/models_build.py --cases 1m --memory-limit 2GB
+    .venv/bin/python -m bench.models_build                  # both cases
+    .venv/bin/python -m bench.models_build --cases 1m
 """
 
 from __future__ import annotations
@@ -21,96 +23,174 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from bench.peak import peak_rss_mb
+from typing import Any
 
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
+#: the runner's last measured figures (build plus data tests, seconds; peak RSS MB), from the issue
+RECORDED = {"1m": {"seconds": 2.2}, "10m": {"seconds": 19.0, "peak_rss_mb": 4400.0}}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _process_age() -> float:
+    """Seconds since this process started (its start-up included)."""
+    import psutil  # type: ignore[import-untyped]
+
+    return time.time() - float(psutil.Process().create_time())
 
 
 def _child_generate(path: str, recipients: int) -> None:
-    from models.synthetic import make_raw_warehouse
+    from devtools.synthetic import make_raw_warehouse
 
     started = time.perf_counter()
-    make_raw_warehouse(path, recipients=recipients, memory_limit=os.environ.get("OUTREACH_DUCKDB_MEMORY_LIMIT"))
-    print(json.dumps({"generate_seconds": round(time.perf_counter() - started, 2)}))
+    make_raw_warehouse(path, recipients=recipients)
+    print(json.dumps({"generate_s": round(time.perf_counter() - started, 1)}))
 
 
-def _child_build(path: str) -> None:
-    from models.runner import build
+def _child_runner(path: str) -> None:
+    """Runs with the runner's tree first on sys.path (its `models` package)."""
+    from models.runner import build  # type: ignore[import-not-found]  # the retired runner
 
-    started = time.perf_counter()
-    report = build(path)
-    total = time.perf_counter() - started
-    slowest = max((m for m in report.models if m.kind == "table"), key=lambda m: m.seconds)
+    from bench.peak import peak_rss_mb
+
+    report = build(path, publish=False)
     print(json.dumps({
-        "build_seconds": round(report.seconds, 2),
-        "publish_seconds": round(report.publish_seconds, 2),
-        "total_seconds": round(total, 2),
+        "wall_s": round(_process_age(), 2),
+        "build_s": round(report.seconds, 2),
         "peak_rss_mb": peak_rss_mb(),
-        "data_tests_passed": report.passed,
-        "slowest_model": f"{slowest.name} {slowest.seconds:.2f}s",
-        "bi_size_mb": round(Path(report.bi_path or path).stat().st_size / 2**20, 1),
-    }))
+        "passed": report.passed,
+    }))  # fmt: skip
 
 
-def _run_child(*args: str, env: dict[str, str]) -> dict[str, object]:
+def _child_dbt(path: str) -> None:
+    from bench.peak import peak_rss_mb
+    from models.build import build
+    from models.settings import resolve_target
+
+    imported = _process_age()
+    report = build(path, publish=False)
+    wall = _process_age()
+    phases = _dbt_phases(resolve_target(path).state_dir / "logs" / "dbt.log")
+    marts = {m.name: round(m.seconds, 2) for m in report.models if m.kind == "table"}
+    hook = sum(r.seconds for r in report.results if r.resource_type == "operation")
+    print(json.dumps({
+        "wall_s": round(wall, 2),
+        "startup_s": round(imported, 2),  # interpreter and imports before dbt is invoked
+        "dbt_s": round(report.seconds, 2),  # the dbtRunner call: import, parse, models, tests, swap
+        **phases,
+        "mart_s": marts,
+        "views_s": round(sum(m.seconds for m in report.models if m.kind == "view"), 2),
+        "tests_s_summed": round(sum(t.seconds for t in report.tests), 2),
+        "tests": len(report.tests),
+        "swap_hook_s": round(hook, 2),
+        "peak_rss_mb": peak_rss_mb(),
+        "passed": report.passed,
+    }))  # fmt: skip
+
+
+def _dbt_phases(log: Path) -> dict[str, float]:
+    """Seconds of the last run's phases, from dbt's own log: parse (start to "Found ..."), execute (models,
+    tests and the swap hook: "Concurrency" to "Finished running")."""
+    from datetime import datetime
+
+    marks: dict[str, datetime] = {}
+    for line in log.read_text().splitlines():
+        stamp, _, text = line.partition(" [")
+        try:
+            at = datetime.strptime(stamp.strip(), "%H:%M:%S.%f")
+        except ValueError:
+            continue
+        for key, needle in (("start", "Running with dbt"), ("parsed", ": Found "), ("execute", "Concurrency:"),
+                            ("finished", "Finished running")):  # fmt: skip
+            if needle in text or needle in line:
+                marks[key] = at
+                if key == "start":
+                    marks = {"start": at}
+    if len(marks) < 4:
+        return {}
+    return {
+        "parse_s": round((marks["parsed"] - marks["start"]).total_seconds(), 2),
+        "execute_s": round((marks["finished"] - marks["execute"]).total_seconds(), 2),
+    }
+
+
+def _child_publish(path: str) -> None:
+    from models.publish import publish_bi
+
+    started = time.perf_counter()
+    target, _rows = publish_bi(path)
+    print(json.dumps({"publish_s": round(time.perf_counter() - started, 2),
+                      "bi_size_mb": round(target.stat().st_size / 2**20, 1)}))  # fmt: skip
+
+
+def _run_child(args: list[str], env: dict[str, str], first: Path = ROOT) -> dict[str, Any]:
+    """This script in a child process; `first` is its working directory, first on sys.path (the runner's tree
+    puts the runner's `models` package before ours)."""
     out = subprocess.run(
-        [sys.executable, __file__, *args], capture_output=True, text=True, env=env, check=False,
-    )
+        [sys.executable, "-m", "bench.models_build", *args], capture_output=True, text=True, check=False,
+        env={**env, "PYTHONPATH": f"{first}{os.pathsep}{ROOT}"}, cwd=str(first),
+    )  # fmt: skip
     if out.returncode != 0:
-        raise SystemExit(f"child {' '.join(args)} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        raise SystemExit(f"child {' '.join(args)} failed:\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def run_case(case: str, workdir: Path, env: dict[str, str], runner_tree: Path) -> dict[str, Any]:
+    line: dict[str, Any] = {"bench": "models_build", "case": case, "recipients": CASES[case], "cpus": os.cpu_count()}
+    source = workdir / f"w_{case}.duckdb"
+    line.update(_run_child(["--child-generate", str(source), str(CASES[case])], env))
+    line["warehouse_mb"] = round(source.stat().st_size / 2**20, 1)
+    runner_copy = workdir / "runner" / source.name
+    dbt_copy = workdir / "dbt" / source.name
+    for copy in (runner_copy, dbt_copy):
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copy(source, copy)
+    source.unlink()
+    line["runner"] = _run_child(["--child-runner", str(runner_copy)], env, runner_tree)
+    shutil.rmtree(runner_copy.parent)
+    line["dbt_cold"] = _run_child(["--child-dbt", str(dbt_copy)], env)
+    line["dbt_warm"] = _run_child(["--child-dbt", str(dbt_copy)], env)
+    line.update(_run_child(["--child-publish", str(dbt_copy)], env))
+    runner, warm, cold = line["runner"], line["dbt_warm"], line["dbt_cold"]
+    line["ratio_warm_vs_runner_build"] = round(warm["wall_s"] / runner["build_s"], 2)
+    line["ratio_warm_vs_runner_wall"] = round(warm["wall_s"] / runner["wall_s"], 2)
+    line["ratio_cold_vs_runner_build"] = round(cold["wall_s"] / runner["build_s"], 2)
+    line["ratio_warm_vs_recorded"] = round(warm["wall_s"] / RECORDED[case]["seconds"], 2)
+    line["peak_vs_runner"] = round(max(warm["peak_rss_mb"], cold["peak_rss_mb"]) / runner["peak_rss_mb"], 2)
+    if "peak_rss_mb" in RECORDED[case]:
+        peak = max(warm["peak_rss_mb"], cold["peak_rss_mb"])
+        line["peak_vs_recorded"] = round(peak / RECORDED[case]["peak_rss_mb"], 2)
+    shutil.rmtree(dbt_copy.parent)
+    return line
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1m", "10m"])
-    parser.add_argument("--warehouse", type=Path, help="use this synced warehouse for the 1m case (copied first)")
-    parser.add_argument("--memory-limit", help="DuckDB memory_limit for generation and build, e.g. 4GB")
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated warehouses")
     args = parser.parse_args()
+    from devtools.runner_parity import runner_tree
 
-    env = dict(os.environ)
-    root = Path(__file__).resolve().parent.parent
-    env["PYTHONPATH"] = f"{root}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    if args.memory_limit:
-        env["OUTREACH_DUCKDB_MEMORY_LIMIT"] = args.memory_limit
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="models_bench_"))
     workdir.mkdir(parents=True, exist_ok=True)
-    baseline: float | None = None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     try:
-        for case in args.cases:
-            path = workdir / f"w_{case}.duckdb"
-            line: dict[str, object] = {"bench": "models_build", "case": case, "recipients": CASES[case]}
-            if case == "1m" and args.warehouse:
-                shutil.copy(args.warehouse, path)
-                line["source"] = str(args.warehouse)
-            else:
-                line["source"] = "synthetic"
-                line.update(_run_child("--child-generate", str(path), str(CASES[case]), env=env))
-            line["warehouse_size_mb"] = round(path.stat().st_size / 2**20, 1)
-            line.update(_run_child("--child-build", str(path), env=env))
-            line["memory_limit"] = args.memory_limit or "duckdb default (80% of RAM)"
-            line["cpus"] = os.cpu_count()
-            seconds = float(line["build_seconds"])  # type: ignore[arg-type]
-            if case == "1m":
-                baseline = seconds
-            elif baseline:
-                line["vs_1m"] = round(seconds / baseline, 2)
-            print(json.dumps(line), flush=True)
-            if not args.keep:
-                for leftover in workdir.glob(f"w_{case}*"):
-                    leftover.unlink()
+        with runner_tree() as tree:
+            for case in args.cases:
+                print(json.dumps(run_case(case, workdir, env, tree)), flush=True)
     finally:
-        if not args.keep and args.workdir is None:
+        if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child-generate":
         _child_generate(sys.argv[2], int(sys.argv[3]))
-    elif len(sys.argv) > 1 and sys.argv[1] == "--child-build":
-        _child_build(sys.argv[2])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--child-runner":
+        _child_runner(sys.argv[2])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--child-dbt":
+        _child_dbt(sys.argv[2])
+    elif len(sys.argv) > 1 and sys.argv[1] == "--child-publish":
+        _child_publish(sys.argv[2])
     else:
         main()

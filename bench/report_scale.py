@@ -1,6 +1,6 @@
 """The dashboard at scale: file size, write time and render time in headless Chromium; one JSON line.
 
-Default case: the synthetic warehouse of 500 campaigns, 1M recipients and 200 mailboxes (models/synthetic.py)
+Default case: the synthetic warehouse of 500 campaigns, 1M recipients and 200 mailboxes (devtools/synthetic.py)
 built by the models, or ``--warehouse PATH`` for an existing warehouse with its BI file (e.g. one
 synced from the `large` sandbox). The baseline, measured in the same run and the same browser, is a
 page holding plotly.js and one small chart: ``render_vs_plotly_only`` is the report's render time
@@ -41,18 +41,16 @@ OUT_DIR = ROOT / "bench" / "out"
 
 
 def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, mailboxes: int) -> Path:
-    """The synthetic raw warehouse (moving from models/ to devtools/ with the models track)."""
-    try:
-        from devtools.synthetic import make_raw_warehouse  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        from models.synthetic import make_raw_warehouse
+    """The synthetic raw warehouse (devtools/synthetic.py)."""
+    from devtools.synthetic import make_raw_warehouse
+
     return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns,
                                    mailboxes_per_workspace=mailboxes))
 
 
 def _build_models(warehouse: Path) -> None:
     """Build the reporting tables and publish the BI file (the one call into the models' build)."""
-    from models.runner import build
+    from models.build import build
 
     report = build(warehouse)
     if not report.passed:

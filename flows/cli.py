@@ -6,11 +6,15 @@ layer that does the work, importing it lazily so `outreach --help` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from models.settings import WarehouseTarget
 
 app = typer.Typer(
     help="Sync a cold-email outreach service into DuckDB and build reporting tables.",
@@ -142,6 +146,28 @@ def check(
         raise typer.Exit(1)
 
 
+def _model_target(duckdb: Optional[Path], destination: Optional[Destination]) -> WarehouseTarget:
+    """The warehouse `outreach models` / `outreach docs` work on (the sync's settings unless given)."""
+    from models.settings import resolve_target
+
+    if duckdb is not None and destination == Destination.postgres:
+        _fail("--duckdb and --destination postgres exclude each other: pass one")
+    return resolve_target(duckdb, destination.value if destination else None)
+
+
+def _writer_lock(target: WarehouseTarget, holder: str) -> contextlib.AbstractContextManager[object]:
+    """The one warehouse lock (`pipelines.lock`), exclusive: the build waits for a running sync (saying
+    for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
+    from pipelines.config import resolve_settings
+    from pipelines.destination import warehouse_target
+    from pipelines.lock import warehouse_writer
+
+    settings = resolve_settings()
+    warehouse = warehouse_target(settings, duckdb_path=target.duckdb_path, destination=target.destination)
+    notify = lambda line: typer.echo(line, err=True)  # noqa: E731
+    return warehouse_writer(warehouse, what="model build", timeout_s=settings.lock_timeout_s, notify=notify)
+
+
 @app.command()
 def status(
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
@@ -174,23 +200,31 @@ def status(
 
 @app.command()
 def models(
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
-    publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build.")] = True,
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    destination: Annotated[
+        Optional[Destination], typer.Option(help="Build on this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
+    ] = None,
+    publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build (DuckDB).")] = True,
 ) -> None:
-    """Build the reporting schema, run the data tests, publish the BI file."""
-    from models.runner import ModelError, build
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
+    """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
+    from models.build import build
+    from models.errors import BuildFailed, ModelError
     from pipelines.errors import OutreachError
-    from pipelines.lock import warehouse_writer
 
     try:
-        cfg = resolve_settings(duckdb_path=duckdb)
-        target = warehouse_target(cfg, destination="duckdb")  # --duckdb, else SOURCES__OUTREACH__DUCKDB_PATH
-        # the one warehouse lock: a build waits for a running sync and reads only what it committed
-        notify = lambda line: typer.echo(line, err=True)  # noqa: E731
-        with warehouse_writer(target, what="model build", timeout_s=cfg.lock_timeout_s, notify=notify):
-            report = build(duckdb_path=target.duckdb_path, publish=publish)
+        target = _model_target(duckdb, destination)
+        with _writer_lock(target, "outreach models"):
+            report = build(duckdb_path=target.duckdb_path, destination=target.destination, publish=publish)
+    except BuildFailed as exc:
+        for line in exc.problems:
+            typer.echo(f"error: {line}", err=True)
+        typer.echo(exc.report.summary())
+        typer.echo(
+            f"models failed ({len(exc.problems)} problem(s)); the published reporting tables and the BI file "
+            "are unchanged",
+            err=True,
+        )
+        raise typer.Exit(1) from None
     except (ModelError, OutreachError) as exc:
         _fail(str(exc))
     typer.echo(report.summary())
@@ -217,6 +251,27 @@ def report(
     except ReportError as exc:
         _fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
+
+
+@app.command()
+def docs(
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    destination: Annotated[
+        Optional[Destination], typer.Option(help="Document this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
+    ] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Folder for the site (default: docs/ by the warehouse).")] = None,
+) -> None:
+    """Generate dbt's static docs site (one self-contained index.html) of the reporting models."""
+    from models.docs_site import generate_docs
+    from models.errors import ModelError
+
+    try:
+        target = _model_target(duckdb, destination)
+        with _writer_lock(target, "outreach docs"):
+            site = generate_docs(target, out_dir=out)
+    except ModelError as exc:
+        _fail(str(exc))
+    typer.echo(f"docs: {site} (open it in a browser)")
 
 
 @app.command()

@@ -127,7 +127,7 @@ def _run(mode: Literal["quick", "full"], refs: list[str], warehouse: Path, base_
 
 def summary_text(bi_path: Path) -> str:
     """The summary the demo prints, from the BI file's reporting tables."""
-    from models.runner import demo_summary
+    from models.summary import demo_summary
 
     return str(demo_summary(bi_path))
 

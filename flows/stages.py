@@ -141,30 +141,26 @@ def load_spool(spool_dir: str | None, cfg: OutreachSettings) -> int:
 
 
 def build_models(duckdb_path: str) -> Any:
-    """Build the reporting schema and run the data tests, in one transaction, without publishing.
+    """Build the reporting schema with dbt (models and data tests, all or nothing), without publishing.
 
-    ``models.runner.build`` runs the tests inside the build's transaction, so a failing test
-    rolls the build back and the previous reporting tables stay: the two stages are one call.
-    Raises ``models.errors.DataTestFailure`` naming the failing tests.
+    ``models.build.build`` runs ``dbt build``: models are built beside the published ones and swapped
+    in only when every model and test passed, so a failing test leaves the previous reporting tables:
+    the two stages are one call. Raises ``models.errors.BuildFailed`` naming each failing model or test.
     """
-    from models.runner import build
+    from models.build import build
 
     return build(duckdb_path=duckdb_path, publish=False)
 
 
 def data_test_seconds(build_report: Any) -> float:
-    """Seconds the data tests took inside a build."""
-    return float(sum(t.seconds for t in getattr(build_report, "tests", [])))
+    """Seconds the data tests took inside a build (summed over dbt's threads, at most the build's time)."""
+    tests = float(sum(t.seconds for t in getattr(build_report, "tests", [])))
+    return min(tests, float(getattr(build_report, "seconds", tests)))
 
 
 def publish_bi(duckdb_path: str) -> Path:
-    """Publish the reporting schema to the BI file by atomic rename."""
-    from models.connect import open_warehouse
-    from models.runner import publish_bi as _publish
+    """Publish the reporting tables to the BI file by atomic rename (in the storage format BI tools read)."""
+    from models.publish import publish_bi as _publish
 
-    # A read-write connection of our own: publish_bi's own read-only one cannot attach the new file.
-    con = open_warehouse(Path(duckdb_path))
-    try:
-        return Path(_publish(duckdb_path, con=con))
-    finally:
-        con.close()
+    path, _rows = _publish(duckdb_path)
+    return path

@@ -1,1 +1,11 @@
-"""Reporting models: SQL files (staging -> marts), data tests, docs, and the BI file publisher (see README.md)."""
+"""The reporting layer: a dbt project (this folder) that builds schema `reporting` from the raw `outreach` tables.
+
+`models.build.build()` runs it through dbt's programmatic runner with the sync's settings and publishes
+the BI file; `cd models && dbt build` runs the same project for an analyst (profiles.yml reads the same
+settings from environment variables). See models/README.md.
+"""
+
+from pathlib import Path
+
+#: the dbt project directory (dbt_project.yml, profiles.yml, staging/, marts/, macros/, tests/)
+PROJECT_DIR = Path(__file__).resolve().parent

@@ -1,42 +1,44 @@
-"""Errors a model build can raise; every message names the cause and the fix."""
+"""Errors a model build can raise; every message is one line naming the cause and the fix."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from models.report import BuildReport, DataTestResult
+    from models.report import BuildReport
 
 
 class ModelError(Exception):
-    """Base class: the build stopped; the previous reporting tables are intact."""
+    """Base class: the build stopped; the published reporting relations and the BI file are unchanged."""
+
+
+class ConfigError(ModelError):
+    """A setting is missing or wrong."""
 
 
 class WarehouseError(ModelError):
-    """The warehouse file is missing, not synced yet, or locked by another writer."""
-
-
-class ModelBuildError(ModelError):
-    """One model's SQL failed; names the file and DuckDB's reason."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"model {path} failed: {reason} (fix the SQL; previous reporting tables are intact)")
+    """The warehouse is missing, not synced yet, or cannot be opened."""
 
 
 class PublishError(ModelError):
-    """The build committed but the BI file could not be written; the old BI file is untouched."""
+    """The build passed but the BI file could not be written; the previous BI file is untouched."""
 
 
-class DataTestFailure(ModelError):
-    """One or more data tests returned rows; names each failing test and its row count."""
+class BuildFailed(ModelError):
+    """dbt reported failing models or tests; `report` holds every result, `problems` one line each."""
 
-    def __init__(self, failures: list[DataTestResult], report: BuildReport) -> None:
-        self.failures = failures
+    def __init__(self, report: BuildReport) -> None:
         self.report = report
-        listed = ", ".join(f"{t.name} ({t.rows} rows)" for t in failures)
+        self.problems = report.problem_lines()
         super().__init__(
-            f"data tests failed: {listed}; the build was rolled back and the BI file not published "
-            f"(inspect with the SQL in models/tests/)"
+            f"models failed: {'; '.join(self.problems) or 'dbt stopped without a result'} "
+            "(the published reporting tables and the BI file are unchanged)"
         )
+
+
+class ModelBuildError(BuildFailed):
+    """At least one model (or the run itself) errored."""
+
+
+class DataTestFailure(BuildFailed):
+    """Every model built, but at least one data test failed."""

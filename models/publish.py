@@ -1,95 +1,142 @@
-"""Publish the reporting tables to the BI file by writing a new file and renaming it over the old one.
+"""Publish the reporting tables to the BI file: a new file in an old storage format, renamed over the old one.
 
-A BI tool holding the BI file open (read-only) keeps reading its snapshot: on Linux and
-macOS `os.replace` swaps the directory entry while open handles keep the old inode, and
-the next connection opens the new file. The warehouse's write lock is never involved.
+- Only the mart tables of `reporting` go (never the staging views, which read raw tables, nor a
+  `__next` table of a build in progress), with the table and column comments dbt persisted from the
+  yml docs, so a BI tool shows them.
+- The file is written with `ATTACH ... (STORAGE_VERSION ...)` (`[sources.outreach] duckdb_storage_version`,
+  default v1.0.0), a format DuckDB 1.1 and later read: BI tools ship older DuckDB releases than ours.
+- A BI tool holding the BI file open read-only keeps reading its snapshot: on Linux and macOS
+  `os.replace` swaps the directory entry while open handles keep the old inode.
+- Leftovers of a publish that was killed (`.<name>.<pid>.tmp` and its `.wal`) are removed by the next one.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import duckdb
 
-from models.connect import bi_path_for, open_warehouse, resolve_path
-from models.errors import WarehouseError
-from models.docs import load_docs
-from models.graph import REPORTING
+from models.errors import PublishError, WarehouseError
+from models.settings import bi_path_for, storage_version
 
 log = logging.getLogger(__name__)
-_ALIAS = "bi_next"
+
+REPORTING = "reporting"
+NEXT_SUFFIX = "__next"
+_SOURCE = "warehouse"
+_TARGET = "bi_next"
 
 
-def publish_bi(duckdb_path: str | Path | None = None, *, con: duckdb.DuckDBPyConnection | None = None) -> Path:
-    """Copy every reporting table (marts; not the staging views) to `<stem>_bi.duckdb`, atomically.
-
-    Table and column comments come from models/README.md, so a BI tool shows the docs.
-    """
-    path = resolve_path(duckdb_path)
+def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
+    """Write `<stem>_bi.duckdb` beside the warehouse from its mart tables; returns the path and rows per table."""
+    path = Path(duckdb_path)
     target = bi_path_for(path)
+    version = storage_version()
+    _remove_leftovers(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    for leftover in (tmp, Path(f"{tmp}.wal")):
-        leftover.unlink(missing_ok=True)
-    own = con is None
-    connection = open_warehouse(path, read_only=True) if con is None else con
+    started = time.perf_counter()
+    con = duckdb.connect()
     try:
-        source = connection.execute("select current_database()").fetchall()[0][0]
-        tables = [
-            row[0]
-            for row in connection.execute(
-                "select table_name from information_schema.tables where table_schema = ? "
-                "and table_type = 'BASE TABLE' and table_catalog = ? order by table_name",
-                [REPORTING, source],
-            ).fetchall()
-        ]
+        try:
+            con.execute(f"attach '{_quote(path)}' as {_SOURCE} (read_only)")
+        except duckdb.Error as exc:
+            raise WarehouseError(f"cannot read warehouse {path} to publish the BI file: {_first_line(exc)}") from exc
+        tables = _mart_tables(con)
         if not tables:
             raise WarehouseError(f"no {REPORTING} tables in {path}: run `outreach models` first")
-        connection.execute(f"attach '{_quote(tmp)}' as {_ALIAS}")
-        try:
-            connection.execute(f"create schema {_ALIAS}.{REPORTING}")
-            for table in tables:
-                connection.execute(
-                    f'create table {_ALIAS}.{REPORTING}.{table} as select * from "{source}".{REPORTING}.{table}'
-                )
-            _comment(connection, tables)
-            connection.execute(f"checkpoint {_ALIAS}")
-        finally:
-            connection.execute(f"detach {_ALIAS}")
+        rows = _write(con, tmp, tables, version)
+    except (duckdb.Error, OSError) as exc:
+        _unlink(tmp)
+        raise PublishError(
+            f"publishing the BI file failed: {_first_line(exc)} (the previous BI file is untouched; "
+            "check disk space and permissions, then rerun)"
+        ) from exc
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink(tmp)
         raise
     finally:
-        if own:
-            connection.close()
+        con.close()
     _fsync(tmp)
     stale_wal = Path(f"{target}.wal")
     if stale_wal.exists():
-        # Only a read-write opener leaves a WAL; replaying it over the new file would corrupt it.
+        # only a read-write opener leaves a WAL; replaying it over the new file would corrupt it
         log.warning("removing %s left by a read-write connection to the BI file (open it read-only)", stale_wal)
         stale_wal.unlink()
     os.replace(tmp, target)
     _fsync(target.parent)
-    log.info("published %d tables to %s", len(tables), target)
-    return target
+    log.info("published %d tables to %s (storage %s) in %.2fs", len(tables), target, version,
+             time.perf_counter() - started)
+    return target, rows
 
 
-def _comment(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
-    docs = load_docs()
-    for table in tables:
-        doc = docs.get(table)
-        if doc is None:
-            continue
-        con.execute(f"comment on table {_ALIAS}.{REPORTING}.{table} is '{_quote(doc.grain)}'")
-        for column, meaning in doc.columns.items():
+def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    rows = con.execute(
+        "select table_name from duckdb_tables() where database_name = ? and schema_name = ? order by table_name",
+        [_SOURCE, REPORTING],
+    ).fetchall()
+    return [name for (name,) in rows if not name.endswith(NEXT_SUFFIX)]
+
+
+def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str) -> dict[str, int]:
+    con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+    rows: dict[str, int] = {}
+    try:
+        con.execute(f"create schema {_TARGET}.{REPORTING}")
+        for table in tables:
             con.execute(
-                f'comment on column {_ALIAS}.{REPORTING}.{table}."{column}" is \'{_quote(meaning)}\''
+                f'create table {_TARGET}.{REPORTING}."{table}" as select * from {_SOURCE}.{REPORTING}."{table}"'
             )
+            rows[table] = int(con.execute(f'select count(*) from {_TARGET}.{REPORTING}."{table}"').fetchall()[0][0])
+        _copy_comments(con, tables)
+        con.execute(f"checkpoint {_TARGET}")
+    finally:
+        con.execute(f"detach {_TARGET}")
+    return rows
+
+
+def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
+    """The table and column docs dbt persisted in the warehouse (persist_docs), onto the BI file's tables."""
+    for table, comment in con.execute(
+        "select table_name, comment from duckdb_tables() where database_name = ? and schema_name = ? "
+        "and comment is not null",
+        [_SOURCE, REPORTING],
+    ).fetchall():
+        if table in tables:
+            con.execute(f"comment on table {_TARGET}.{REPORTING}.\"{table}\" is '{_quote(comment)}'")
+    for table, column, comment in con.execute(
+        "select table_name, column_name, comment from duckdb_columns() where database_name = ? and schema_name = ? "
+        "and comment is not null",
+        [_SOURCE, REPORTING],
+    ).fetchall():
+        if table in tables:
+            con.execute(f"comment on column {_TARGET}.{REPORTING}.\"{table}\".\"{column}\" is '{_quote(comment)}'")
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Temporary files of a publish that was killed (any pid) and their WALs: writers are serialised."""
+    for leftover in sorted(target.parent.glob(f".{target.name}.*.tmp*")):
+        if not leftover.is_file():
+            continue
+        log.warning("removing %s left by an interrupted BI publish", leftover)
+        _unlink(leftover)
+
+
+def _unlink(path: Path) -> None:
+    """Remove a temporary file and its WAL (never a directory: that is not ours)."""
+    for candidate in (path, Path(f"{path}.wal")):
+        if candidate.is_file():
+            candidate.unlink(missing_ok=True)
 
 
 def _quote(value: object) -> str:
     return str(value).replace("'", "''")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _fsync(path: Path) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import duckdb
 
-from models.connect import bi_path_for
-from models.runner import build
-from models.synthetic import make_raw_warehouse
+from devtools.synthetic import make_raw_warehouse
+from models.build import build
+from models.settings import bi_path_for
 
 READER = textwrap.dedent(
     """

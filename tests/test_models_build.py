@@ -1,9 +1,11 @@
-"""The runner: order from the SQL, atomic builds, data tests that fail the command, docs that match."""
+"""The dbt project as `outreach models` runs it: shape, docs, all-or-nothing builds, the BI file, errors."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -11,230 +13,350 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from models.connect import bi_path_for
-from models.docs import load_docs
-from models.graph import MODELS_DIR, load_models
-from models.runner import DataTestFailure, ModelBuildError, PublishError, WarehouseError, build, publish_bi
-from models.synthetic import make_raw_warehouse
+from devtools.synthetic import make_raw_warehouse
+from models import PROJECT_DIR
+from models.build import build
+from models.errors import DataTestFailure, ModelBuildError, PublishError, WarehouseError
+from models.publish import publish_bi
+from models.settings import bi_path_for, resolve_target
 
-OUTREACH = Path(sys.executable).with_name("outreach")
+pytestmark = pytest.mark.timeout(300)
+
+BIN = Path(sys.executable).parent
+OUTREACH = BIN / "outreach"
+MARTS = {
+    "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "mailbox_daily",
+    "reply_outcomes", "recipient_funnel", "followup_steps", "workspace_overview", "lead_engagement",
+}  # fmt: skip
+#: the contract of ../shared/DESIGN.md
+DESIGN_TABLES = {
+    "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "reply_outcomes",
+    "recipient_funnel", "workspace_overview",
+}  # fmt: skip
+
+
+HOLD_FOR_WRITING = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); sys.stdin.readline()"
 
 
 def _snapshot(path: Path) -> dict[str, list[tuple[object, ...]]]:
-    con = duckdb.connect(str(path), read_only=True)
+    con = duckdb.connect()
     try:
-        return {
-            t: con.execute(f"select * from reporting.{t} order by all").fetchall()
-            for t in ("campaign_performance", "variant_performance", "recipient_funnel")
-        }
+        con.execute(f"attach '{path}' as w (read_only)")
+        return {t: con.execute(f"select * from w.reporting.{t} order by all").fetchall() for t in sorted(MARTS)}
     finally:
         con.close()
 
 
-def _mart_columns(path: Path) -> dict[str, list[tuple[str, str]]]:
-    con = duckdb.connect(str(path), read_only=True)
+def _reporting_objects(path: Path) -> dict[str, str]:
+    con = duckdb.connect()
     try:
+        con.execute(f"attach '{path}' as w (read_only)")
         rows = con.execute(
-            "select table_name, column_name, lower(data_type) from information_schema.columns "
-            "where table_schema = 'reporting' order by table_name, ordinal_position"
+            "select table_name, table_type from information_schema.tables "
+            "where table_catalog = 'w' and table_schema = 'reporting'"
         ).fetchall()
     finally:
         con.close()
-    out: dict[str, list[tuple[str, str]]] = {}
-    for table, column, dtype in rows:
-        out.setdefault(table, []).append((column, dtype))
-    return out
+    return dict(rows)
+
+
+def _manifest(warehouse: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((resolve_target(warehouse).state_dir / "target" / "manifest.json").read_text())
+    return data
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A synthetic warehouse built by the command line, as a user runs it."""
     path = make_raw_warehouse(tmp_path_factory.mktemp("built") / "w.duckdb", recipients=2000)
-    build(path)
-    return path
+    out = subprocess.run(
+        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
+    )
+    return path, out
 
 
-def test_order_comes_from_the_sql() -> None:
-    models = load_models()
-    order = [m.name for m in models]
-    for model in models:
-        for dep in model.depends_on:
-            assert order.index(dep) < order.index(model.name), f"{dep} must build before {model.name}"
-    by_name = {m.name: m for m in models}
-    assert by_name["workspace_overview"].depends_on >= {"campaign_performance", "mailbox_health"}
-    assert by_name["stg_campaign_recipients"].raw_tables == {"campaign_recipients"}
-    assert {m.name for m in models if m.kind == "table"} >= {
-        "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health",
-        "reply_outcomes", "recipient_funnel", "workspace_overview",
-    }
-    # only staging reads raw tables
-    assert all(not m.raw_tables for m in models if m.kind == "table")
+def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    path, out = built
+    assert out.returncode == 0, out.stderr
+    assert "10 staging views, 10 mart tables built" in out.stdout
+    tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
+    passed, total = tests_line.split()[2].split("/")
+    assert passed == total and int(total) >= 80, tests_line
+    assert "FAILED" not in out.stdout and f"BI file: {bi_path_for(path)}" in out.stdout
+    objects = _reporting_objects(path)
+    assert {t for t, kind in objects.items() if kind == "BASE TABLE"} == MARTS
+    assert not [t for t in objects if t.endswith("__next")], "no scratch relation is left behind"
+    # the process released the file: this process may open it for writing again
+    duckdb.connect(str(path)).close()
 
 
-def test_cycle_and_unknown_model_are_refused(tmp_path: Path) -> None:
-    for folder in ("staging", "marts", "macros", "tests"):
-        (tmp_path / folder).mkdir()
-    (tmp_path / "marts" / "a.sql").write_text("select * from reporting.b")
-    (tmp_path / "marts" / "b.sql").write_text("select * from reporting.a")
-    with pytest.raises(ModelBuildError, match="cycle"):
-        load_models(tmp_path)
-    (tmp_path / "marts" / "b.sql").write_text("select * from reporting.nothing_builds_this")
-    with pytest.raises(ModelBuildError, match="nothing_builds_this"):
-        load_models(tmp_path)
+def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
+    built: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    manifest = _manifest(built[0])
+    nodes = manifest["nodes"]  # type: ignore[index]
+    models = {n["name"]: n for n in nodes.values() if n["resource_type"] == "model"}  # type: ignore[union-attr]
+    for name, node in models.items():
+        kind = node["config"]["materialized"]
+        reads_sources = any(d.startswith("source.") for d in node["depends_on"]["nodes"])
+        if name.startswith("stg_"):
+            assert node["original_file_path"].startswith("staging/")
+        else:
+            assert kind == "table" and node["original_file_path"].startswith("marts/"), name
+            assert not reads_sources, f"{name}: only staging reads sources"
+        if kind == "view":
+            # a view is renamed into place after the build: it must not name another model
+            assert all(d.startswith("source.") for d in node["depends_on"]["nodes"]), name
+    assert {n for n, node in models.items() if node["config"]["materialized"] == "table"} == MARTS
+    assert DESIGN_TABLES <= MARTS
+    sources = manifest["sources"]  # type: ignore[index]
+    assert {s["name"] for s in sources.values()} >= {  # type: ignore[union-attr]
+        "workspaces", "campaigns", "campaign_recipients", "campaign_stats", "campaign_variants",
+        "campaign_daily_sends", "replies", "email_accounts", "webhook_event_types", "events",
+    }  # fmt: skip
+    for source in sources.values():  # type: ignore[union-attr]
+        assert all(c["data_type"] for c in source["columns"].values()), source["name"]
+    synced = next(s for s in sources.values() if s["name"] == "campaign_recipients")  # type: ignore[union-attr]
+    assert synced["loaded_at_field"] == "synced_at"
+    assert synced["freshness"]["warn_after"] == {"count": 26, "period": "hour"}
 
 
-def test_readme_documents_every_mart_column_and_type(built: Path) -> None:
-    docs = load_docs()
-    marts = {m.name for m in load_models() if m.kind == "table"}
-    columns = _mart_columns(built)
-    assert set(docs) == marts, "models/README.md must document exactly the mart tables"
-    for table in marts:
-        doc = docs[table]
-        assert doc.grain.startswith("one row per"), f"{table}: grain line missing"
-        documented = [(c, doc.types[c]) for c in doc.columns]
-        assert documented == columns[table], f"models/README.md out of date for {table}"
-        assert all(meaning.strip() for meaning in doc.columns.values())
+def test_yml_documents_every_mart_column_with_its_meaning(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    path = built[0]
+    nodes = _manifest(path)["nodes"]  # type: ignore[index]
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as w (read_only)")
+        actual = con.execute(
+            "select table_name, list(column_name order by column_index) from duckdb_columns() "
+            "where database_name = 'w' and schema_name = 'reporting' group by table_name"
+        ).fetchall()
+    finally:
+        con.close()
+    for table, columns in actual:
+        node = next(n for n in nodes.values() if n["name"] == table)  # type: ignore[union-attr]
+        assert node["description"].startswith("One row per"), f"{table}: the description must state the grain"
+        documented = list(node["columns"])
+        assert documented == columns, f"{table}: yml columns differ from the table"
+        assert all(len(c["description"]) > 5 for c in node["columns"].values()), table
 
 
-def test_bi_file_holds_marts_with_comments_and_no_raw_data(built: Path) -> None:
-    bi = bi_path_for(built)
-    assert bi.name == "w_bi.duckdb" and bi.exists()
+def test_bi_file_holds_the_marts_with_comments_in_the_old_storage_format(
+    built: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    bi = bi_path_for(built[0])
+    assert bi.name == "w_bi.duckdb"
+    header = bi.read_bytes()[:20]
+    assert header[8:12] == b"DUCK"
+    assert struct.unpack("<Q", header[12:20])[0] == 64, "storage v1.0.0 (what DuckDB 1.1+ reads) is number 64"
     con = duckdb.connect(str(bi), read_only=True)
     try:
         schemas = {r[0] for r in con.execute(
-            "select distinct schema_name from duckdb_tables() where database_name = current_database()"
-        ).fetchall()}
+            "select distinct schema_name from duckdb_tables() where database_name = current_database()").fetchall()}
         tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
         comment = con.execute(
             "select comment from duckdb_columns() where table_name = 'variant_performance' "
             "and column_name = 'is_winner'"
         ).fetchall()[0][0]
+        grain = con.execute("select comment from duckdb_tables() where table_name = 'mailbox_daily'").fetchall()[0][0]
         rows = con.execute("select count(*) from reporting.campaign_performance").fetchall()[0][0]
     finally:
         con.close()
-    assert schemas == {"reporting"}
-    assert tables == {m.name for m in load_models() if m.kind == "table"}
-    assert "p_value < 0.05" in comment
+    assert schemas == {"reporting"} and tables == MARTS
+    assert "p_value < 0.05" in comment and grain.startswith("One row per mailbox and UTC day")
     assert rows == 8  # 2,000 recipients -> 8 campaigns, all current
 
 
-def test_failing_data_test_fails_build_and_cli_and_keeps_previous_tables(tmp_path: Path) -> None:
+def test_failing_data_test_changes_nothing_and_the_command_names_it(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1500)
-    ok = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0, ok.stderr
-    assert "data tests: 7/7 passed" in ok.stdout
-    before = _snapshot(path)
-    bi = bi_path_for(path)
+    build(path)
+    before, bi = _snapshot(path), bi_path_for(path)
     bi_stat = bi.stat()
-
     con = duckdb.connect(str(path))
-    con.execute(
-        "update outreach.campaign_variants set sent = sent + 5 "
-        "where campaign_id = (select min(campaign_id) from outreach.campaign_stats) and \"index\" = 0"
-    )
+    bad_campaign = con.execute("select min(campaign_id) from outreach.campaign_stats").fetchall()[0][0]
+    con.execute(f"update outreach.campaign_variants set sent = sent + 5 where campaign_id = '{bad_campaign}' "
+                "and \"index\" = 0")  # fmt: skip
     con.close()
+
+    out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
+    assert out.returncode == 1
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, out.stderr
+    assert errors[0].startswith(f"error: test variant_sent_adds_up: 1 row (campaign_id={bad_campaign} count_sent=")
+    assert "variant_sent=" in errors[0]
+    assert "unchanged" in out.stderr.splitlines()[-1]
+    assert "1 FAILED" in out.stdout and "BI file: not published" in out.stdout
+    assert _snapshot(path) == before, "the previous reporting tables stay exactly as they were"
+    assert bi.stat().st_ino == bi_stat.st_ino and bi.stat().st_mtime_ns == bi_stat.st_mtime_ns
+    assert not [t for t in _reporting_objects(path) if t.endswith("__next")]
 
     with pytest.raises(DataTestFailure) as info:
         build(path)
-    failing = {t.name: t.rows for t in info.value.failures}
-    assert failing == {"variant_sent_adds_up": 1}
-    assert "variant_sent_adds_up (1 rows)" in str(info.value)
-    assert _snapshot(path) == before, "a failed build must leave the previous reporting tables intact"
-    assert bi.stat().st_mtime_ns == bi_stat.st_mtime_ns and bi.stat().st_ino == bi_stat.st_ino
-
-    bad = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=120)
-    assert bad.returncode != 0
-    assert "variant_sent_adds_up" in bad.stderr and bad.stderr.startswith("error: ")
-    assert len(bad.stderr.strip().splitlines()) == 1
+    assert info.value.problems[0].startswith("test variant_sent_adds_up: 1 row")
+    assert "unchanged" in str(info.value) and "\n" not in str(info.value)
 
 
-def test_broken_model_names_the_file_and_rolls_back(tmp_path: Path) -> None:
+def test_broken_model_names_itself_and_changes_nothing(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
-    build(path, publish=False)
-    before = _snapshot(path)
-    models_dir = tmp_path / "models_copy"
-    shutil.copytree(MODELS_DIR, models_dir, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    broken = models_dir / "marts" / "recipient_funnel.sql"
-    broken.write_text(broken.read_text().replace("count(opened_at)", "count(no_such_column)"))
-    # make an earlier model differ, to prove it is rolled back too
-    perf = models_dir / "marts" / "campaign_performance.sql"
-    perf.write_text(perf.read_text().replace("totals.campaign_name,", "'changed' as campaign_name,"))
+    build(path)
+    before, bi_inode = _snapshot(path), bi_path_for(path).stat().st_ino
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns("__pycache__", "*.py", "target", "logs"))
+    funnel = project / "marts" / "recipient_funnel.sql"
+    funnel.write_text(funnel.read_text().replace("count(opened_at)", "count(no_such_column)"))
+    # an earlier model that builds fine and differs, to prove it is not swapped in either
+    perf = project / "marts" / "campaign_performance.sql"
+    perf.write_text(perf.read_text().replace("timed.campaign_name,", "'changed' as campaign_name,"))
     with pytest.raises(ModelBuildError) as info:
-        build(path, models_dir=models_dir)
-    assert "marts/recipient_funnel.sql" in str(info.value) and "no_such_column" in str(info.value)
+        build(path, project_dir=project)
+    line = next(p for p in info.value.problems if p.startswith("model recipient_funnel:"))
+    assert "no_such_column" in line
     assert _snapshot(path) == before
-    assert not bi_path_for(path).exists()
+    assert bi_path_for(path).stat().st_ino == bi_inode
+    assert not [t for t in _reporting_objects(path) if t.endswith("__next")]
 
 
-def test_missing_raw_column_and_table_still_build(tmp_path: Path) -> None:
+def test_missing_raw_column_and_table_still_build_with_a_warning(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000, include_events=False)
     con = duckdb.connect(str(path))
     con.execute("alter table outreach.campaigns drop column campaign_type")
     con.execute("alter table outreach.replies drop column body")
     con.close()
     report = build(path)
-    assert any("outreach.events is missing" in w for w in report.warnings)
-    assert "warning: raw table outreach.events is missing" in report.summary()
+    assert "raw table outreach.events does not exist yet: stg_events is empty until a sync loads it" in report.warnings
+    assert "warning: raw table outreach.events does not exist yet" in report.summary()
     con = duckdb.connect(str(path), read_only=True)
     try:
         types = con.execute("select count(*), count(campaign_type) from reporting.campaign_performance").fetchall()
-        events = con.execute("select count(*) from reporting.stg_events").fetchall()[0][0]
     finally:
         con.close()
-    assert types == [(6, 0)] and events == 0  # at least 6 campaigns; the column reads as null
+    assert types == [(6, 0)]  # at least 6 campaigns; the column reads as null
 
 
-def test_warehouse_errors_name_cause_and_fix(tmp_path: Path) -> None:
-    with pytest.raises(WarehouseError, match="run `outreach sync` first"):
+def test_warehouse_errors_are_one_line_with_cause_and_fix(tmp_path: Path) -> None:
+    with pytest.raises(WarehouseError, match="does not exist: run `outreach sync` first"):
         build(tmp_path / "nope.duckdb")
     empty = tmp_path / "empty.duckdb"
     duckdb.connect(str(empty)).close()
-    with pytest.raises(WarehouseError, match="no `outreach` tables"):
+    with pytest.raises(WarehouseError, match="has no `outreach` tables: run `outreach sync` first"):
         build(empty)
+    junk = tmp_path / "junk.duckdb"
+    junk.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(WarehouseError, match="is not a DuckDB database file"):
+        build(junk)
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
     held = duckdb.connect(str(path))
     try:
-        with pytest.raises(WarehouseError, match="this process already has it open"):
+        with pytest.raises(WarehouseError, match="close other connections to it in this process"):
             build(path)
     finally:
         held.close()
-    # another process writing (a sync) holds the lock: a clear error, not a hang
     writer = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ok', flush=True); "
-         "sys.stdin.readline()", str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", HOLD_FOR_WRITING, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ok"
-        with pytest.raises(WarehouseError, match="retry when the sync finishes"):
+        with pytest.raises(WarehouseError, match="another process holds it for writing") as info:
             build(path)
+        assert "\n" not in str(info.value)
+        out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True,
+                             timeout=120, check=False)  # fmt: skip
+        assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1
+        assert out.stderr.startswith("error: cannot open warehouse")
     finally:
         writer.kill()
         writer.wait()
 
 
-def test_report_renders_summary_and_markdown(built: Path) -> None:
-    report = build(built, publish=False)
-    assert report.passed and report.bi_path is None
-    assert [t.name for t in report.tests] == sorted(t.name for t in report.tests)
-    md = report.to_markdown()
-    assert "| campaign_performance | table | 8 |" in md and "| funnel_adds_up | 0 | pass |" in md
-    assert "BI file: not published" in report.summary()
-    # publishing on its own (what a caller does after build(publish=False)) replaces the file
-    bi = bi_path_for(built)
-    inode = bi.stat().st_ino
-    assert publish_bi(built) == bi and bi.stat().st_ino != inode
-    assert not list(built.parent.glob(".w_bi.duckdb.*")), "no temporary file left behind"
-    with pytest.raises(WarehouseError, match="does not exist"):
-        publish_bi(built.parent / "missing.duckdb")
-
-
-def test_publish_failure_is_a_model_error_and_keeps_old_bi_file(tmp_path: Path) -> None:
+def test_publish_cleans_a_killed_publish_and_a_failure_keeps_the_old_file(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=600)
     build(path)
     bi = bi_path_for(path)
+    leftovers = [bi.with_name(f".{bi.name}.4242.tmp"), bi.with_name(f".{bi.name}.4242.tmp.wal"), Path(f"{bi}.wal")]
+    for leftover in leftovers:
+        leftover.write_bytes(b"left by a killed publish")
     inode = bi.stat().st_ino
-    # occupy the temporary file's name with a directory, so writing the new BI file fails
+    published, rows = publish_bi(path)
+    assert published == bi and bi.stat().st_ino != inode and rows["campaign_performance"] == 6
+    assert not [p for p in leftovers if p.exists()], "leftovers of a killed publish are removed"
+    assert not list(tmp_path.glob(".w_bi.duckdb.*")), "no temporary file left behind"
+    # a directory where the temporary file goes: writing fails, the old BI file stays
     blocker = bi.with_name(f".{bi.name}.{os.getpid()}.tmp")
     blocker.mkdir()
-    (blocker / "x").write_text("")
+    inode = bi.stat().st_ino
     with pytest.raises(PublishError, match="previous BI file is untouched"):
-        build(path)
+        publish_bi(path)
     assert bi.stat().st_ino == inode
+
+
+def test_release_of_dbt_duckdb_fails_loudly_if_dbt_duckdb_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    from models.duckdb_release import DbtDuckdbChanged, release_duckdb
+
+    release_duckdb()  # nothing open: a no-op
+    monkeypatch.delattr(DuckDBConnectionManager, "_ENV")
+    with pytest.raises(DbtDuckdbChanged, match="dbt-duckdb changed"):
+        release_duckdb()
+
+
+def test_analyst_runs_dbt_build_in_models_with_the_profile_reading_env_vars(tmp_path: Path) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=800)
+    relative = os.path.relpath(path, PROJECT_DIR.parent)  # relative paths are taken from the repository root
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__OUTREACH__", "DBT_"))}
+    env["SOURCES__OUTREACH__DUCKDB_PATH"] = relative
+    out = subprocess.run([str(BIN / "dbt"), "build"], cwd=PROJECT_DIR, env=env, capture_output=True, text=True,
+                         timeout=240, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert "Completed successfully" in out.stdout
+    assert "raw table outreach.events" not in out.stdout  # the synthetic warehouse has events
+    assert {t for t, kind in _reporting_objects(path).items() if kind == "BASE TABLE"} == MARTS
+    assert not (PROJECT_DIR / "data").exists(), "the relative path must not create a warehouse inside models/"
+
+
+def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    path = built[0]
+    out = subprocess.run([str(OUTREACH), "docs", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
+    assert out.returncode == 0, out.stderr
+    site = path.parent / "docs" / "index.html"
+    assert out.stdout.strip() == f"docs: {site} (open it in a browser)"
+    html = site.read_text()
+    for needle in ("campaign_performance", "reply_rate_of_delivered", "One row per campaign and UTC day",
+                   "count_campaigns_other_status"):  # fmt: skip
+        assert needle in html, needle
+    assert '"catalog"' in html or "catalog" in html
+
+
+def test_report_markdown_lists_models_and_tests(tmp_path: Path) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=500)
+    report = build(path, publish=False)
+    assert report.passed and report.bi_path is None
+    md = report.to_markdown()
+    assert "| campaign_performance | table |" in md and "| funnel_adds_up | 0 | pass |" in md
+    assert "BI file: not published" in report.summary()
+    assert {t.name for t in report.tests} >= {
+        "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_agree",
+        "campaign_workspace_matches_stats",
+    }  # fmt: skip
+
+
+def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
+    """`dbt source freshness`: workspaces (every quick sync) warn after 45 minutes; full-sync tables after 26 hours."""
+    from models.dbt_invoke import invoke
+
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    con = duckdb.connect(str(path))
+    for table in ("campaign_recipients", "replies", "campaign_variants"):  # the synthetic data leaves them out
+        con.execute(f"alter table outreach.{table} add column if not exists synced_at timestamptz")
+    con.execute("update outreach.workspaces set synced_at = now() - interval 1 hour")  # one quick run missed
+    con.execute("update outreach.campaign_recipients set synced_at = now() - interval 2 hour")  # fresh enough
+    con.execute("update outreach.replies set synced_at = now() - interval 30 hour")  # last night's full missed
+    con.execute("update outreach.campaign_stats set synced_at = now() - interval 60 hour")  # two nights missed
+    con.execute("update outreach.campaign_variants set synced_at = now() - interval 5 minute")
+    con.close()
+    outcome = invoke(["source", "freshness"], resolve_target(path), target_dir="freshness_target")
+    status = {r.node.name: str(r.status) for r in outcome.results}
+    assert status["workspaces"] == "warn"
+    assert status["campaign_recipients"] == "pass" and status["campaign_variants"] == "pass"
+    assert status["replies"] == "warn" and status["campaign_stats"] == "error"
+    assert "campaigns" not in status and "email_accounts" not in status  # scd2: no threshold

@@ -14,10 +14,11 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from models.runner import build
-from models.synthetic import make_raw_warehouse
+from devtools.synthetic import make_raw_warehouse
+from models.build import build
 
 POSITIVE = {"interested", "meeting_booked", "meeting_request", "positive"}
+STATUSES = {"pending", "active", "sent", "replied", "bounced", "unsubscribed", "completed"}
 
 
 def _read(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
@@ -122,6 +123,7 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out["open_rate"] = _pct(out["count_opened"], out["count_delivered"])
     out["click_rate"] = _pct(out["count_clicked"], out["count_delivered"])
     out["reply_rate"] = _pct(out["count_replied"], out["count_delivered"])
+    out["reply_rate_of_delivered"] = out["reply_rate"]
     out["positive_reply_rate"] = _pct(out["count_positive_replies"], out["count_delivered"])
     out["bounce_rate"] = _pct(out["count_bounced"], out["count_sent"])
     out["unsubscribe_rate"] = _pct(out["count_unsubscribed"], out["count_delivered"])
@@ -133,6 +135,7 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
     hours = hours.dt.total_seconds() / 3600.0
     out["median_hours_to_reply"] = hours[hours >= 0].groupby(r["campaign_id"]).median().reindex(out.index).round(2)
     out["workspace_id"] = c["workspace_id"]
+    out["workspace_name"] = c["workspace_id"].map(f["workspaces"].set_index("id")["name"])
     out["campaign_status"] = c["status"]
     return out.rename_axis("campaign_id").reset_index()
 
@@ -143,9 +146,10 @@ def expected_variants(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
         g = group.assign(sent=group["sent"].fillna(0), replied=group["replied"].fillna(0))
         for _, v in g.iterrows():
             others = g[g["index"] != v["index"]]
+            rate = round(100 * v["replied"] / v["sent"], 2) if v["sent"] else np.nan
             rec: dict[str, object] = {"campaign_id": cid, "variant_index": v["index"],
                                       "count_sent": v["sent"], "count_replied": v["replied"],
-                                      "reply_rate": round(100 * v["replied"] / v["sent"], 2) if v["sent"] else np.nan}
+                                      "reply_rate": rate, "reply_rate_of_sent": rate}
             z = p = np.nan
             if len(others):
                 share = (others["replied"] / others["sent"].replace(0, np.nan)).fillna(-1)
@@ -204,6 +208,7 @@ def check_marts(warehouse: Path) -> None:
     steps = steps.groupby(["campaign_id", "step"]).agg(count_recipients=("id", "size"), count_replied=("rep", "sum"))
     steps = steps.reset_index().rename(columns={"step": "current_step"})
     steps["reply_rate"] = _pct(steps["count_replied"], steps["count_recipients"])
+    steps["reply_rate_of_recipients"] = steps["reply_rate"]
     _compare(mart["followup_steps"], steps, ["campaign_id", "current_step"], "followup_steps")
 
     # reply_outcomes
@@ -266,6 +271,7 @@ def check_marts(warehouse: Path) -> None:
     cp["count_replies"] = rep.groupby("workspace_id").size()
     cp = cp.reindex(f["workspaces"]["id"]).fillna(0)
     cp["reply_rate"] = _pct(cp["count_replied"], cp["count_delivered"])
+    cp["reply_rate_of_delivered"] = cp["reply_rate"]
     cp["bounce_rate"] = _pct(cp["count_bounced"], cp["count_sent"])
     _compare(mart["workspace_overview"], cp.rename_axis("workspace_id").reset_index(), ["workspace_id"],
              "workspace_overview")
@@ -275,7 +281,13 @@ def check_marts(warehouse: Path) -> None:
     lead = rl.groupby(["workspace_id", "email_l"]).agg(
         count_campaigns=("campaign_id", "nunique"), count_campaigns_opened=("opened_at", "count"),
         count_campaigns_replied=("status", lambda s: int((s == "replied").sum())),
+        count_campaigns_bounced=("status", lambda s: int((s == "bounced").sum())),
+        count_campaigns_other_status=("status", lambda s: int((~s.isin(STATUSES)).sum())),
     )
+    names = rl.assign(**{c: rl[c].fillna("") for c in ("first_name", "last_name", "company")})
+    named = names.sort_values(["first_name", "last_name", "company"]).groupby(["workspace_id", "email_l"]).first()
+    lead["first_name"] = named["first_name"].replace("", None).reindex(lead.index)
+    lead["company"] = named["company"].replace("", None).reindex(lead.index)
     lead["count_replies"] = rep.groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0)
     lead["count_positive_replies"] = (
         rep[rep["is_positive"]].groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0))

@@ -16,12 +16,12 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
-
-from models.connect import bi_path_for
-from models.runner import build
-from pipelines.sync import run_sync
 from test_models_bi import READER
 from test_models_marts import check_marts
+
+from models.build import build
+from models.settings import bi_path_for
+from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -1,7 +1,7 @@
 """`outreach report` on real BI files: every number equals its reporting table, the page is self-contained
 and carries aggregates only, issue 15's columns are read when present, and errors name cause and fix.
 
-BI files come from the synthetic raw warehouse (models/synthetic.py) built by the models; the browser
+BI files come from the synthetic raw warehouse (devtools/synthetic.py) built by the models; the browser
 test (test_report_browser.py) draws one from a synced sandbox.
 """
 

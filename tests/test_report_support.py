@@ -20,9 +20,9 @@ DRAWN_MARKS = ".point path[d], path.js-line[d], g.hm image, .indicatorlayer text
 def build_bi(warehouse: Path) -> Path:
     """Build the models on a warehouse and publish its BI file; returns the BI file.
 
-    The one place the tests call the models' build (it moves to dbt with the models track).
+    The one place the tests call the models' build (dbt, all or nothing).
     """
-    from models.runner import build
+    from models.build import build
 
     report = build(warehouse)
     assert report.passed and report.bi_path is not None
@@ -30,8 +30,8 @@ def build_bi(warehouse: Path) -> Path:
 
 
 def synthetic_bi(directory: Path, *, recipients: int = 5000, workspaces: int = 2, mailboxes: int = 3) -> Path:
-    """A BI file built from the synthetic raw warehouse (models/synthetic.py); ``mailboxes`` per workspace."""
-    from models.synthetic import make_raw_warehouse
+    """A BI file built from the synthetic raw warehouse (devtools/synthetic.py); ``mailboxes`` per workspace."""
+    from devtools.synthetic import make_raw_warehouse
 
     warehouse = make_raw_warehouse(directory / "outreach.duckdb", recipients=recipients, workspaces=workspaces,
                                    mailboxes_per_workspace=mailboxes)

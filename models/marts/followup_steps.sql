@@ -1,34 +1,42 @@
--- one row per campaign and sequence step reached (0 = not contacted yet, 1 = first email, 2+ = follow-ups)
 with campaigns as (
-    select campaign_id, workspace_id from reporting.stg_campaigns
+    select campaign_id, workspace_id from {{ ref('stg_campaigns') }}
 ),
+
 recipients as (
-    select * from reporting.stg_campaign_recipients
+    select * from {{ ref('stg_campaign_recipients') }}
 ),
+
 by_step as (
     select
         campaign_id,
         current_step,
         count(*) as count_recipients,
-        count(*) filter (where recipient_status = 'replied') as count_replied,
+        count(case when recipient_status = 'replied' then 1 end) as count_replied
     from recipients
-    group by all
+    group by campaign_id, current_step
 ),
+
+with_totals as (
+    select
+        by_step.*,
+        sum(count_recipients) over (partition by campaign_id) as campaign_recipients
+    from by_step
+),
+
 final as (
     select
-        by_step.campaign_id,
+        with_totals.campaign_id,
         campaigns.workspace_id,
-        by_step.current_step,
-        greatest(by_step.current_step - 1, 0) as follow_ups_sent,
-        by_step.count_recipients,
-        reporting.pct(
-            by_step.count_recipients,
-            sum(by_step.count_recipients) over (partition by by_step.campaign_id)
-        ) as pct_of_recipients,
-        by_step.count_replied,
-        reporting.pct(by_step.count_replied, by_step.count_recipients) as reply_rate,
-    from by_step
-    join campaigns using (campaign_id)
+        with_totals.current_step,
+        greatest(with_totals.current_step - 1, 0) as follow_ups_sent,
+        with_totals.count_recipients,
+        {{ pct('with_totals.count_recipients', 'with_totals.campaign_recipients') }} as pct_of_recipients,
+        with_totals.count_replied,
+        {{ pct('with_totals.count_replied', 'with_totals.count_recipients') }} as reply_rate,
+        {{ pct('with_totals.count_replied', 'with_totals.count_recipients') }} as reply_rate_of_recipients
+    from with_totals
+    inner join campaigns on with_totals.campaign_id = campaigns.campaign_id
 )
+
 select * from final
 order by workspace_id, campaign_id, current_step

@@ -1,40 +1,47 @@
--- one row per campaign and reply_type (the AI classification of replies)
 with campaigns as (
-    select campaign_id, workspace_id from reporting.stg_campaigns
+    select campaign_id, workspace_id from {{ ref('stg_campaigns') }}
 ),
+
 replies as (
-    select * from reporting.stg_replies
+    select * from {{ ref('stg_replies') }}
 ),
+
 by_type as (
     select
         campaign_id,
         reply_type,
-        bool_or(is_positive) as is_positive,
+        max(case when is_positive then 1 else 0 end) = 1 as is_positive,
         count(*) as count_replies,
-        count(*) filter (where not is_read) as count_unread,
+        count(case when not is_read then 1 end) as count_unread,
         count(distinct lead_email) as count_leads,
         min(received_at) as first_received_at,
-        max(received_at) as last_received_at,
+        max(received_at) as last_received_at
     from replies
-    group by all
+    group by campaign_id, reply_type
 ),
+
+with_totals as (
+    select
+        by_type.*,
+        sum(count_replies) over (partition by campaign_id) as campaign_replies
+    from by_type
+),
+
 final as (
     select
-        by_type.campaign_id,
+        with_totals.campaign_id,
         campaigns.workspace_id,
-        by_type.reply_type,
-        by_type.is_positive,
-        by_type.count_replies,
-        reporting.pct(
-            by_type.count_replies,
-            sum(by_type.count_replies) over (partition by by_type.campaign_id)
-        ) as pct_of_replies,
-        by_type.count_unread,
-        by_type.count_leads,
-        by_type.first_received_at,
-        by_type.last_received_at,
-    from by_type
-    join campaigns using (campaign_id)
+        with_totals.reply_type,
+        with_totals.is_positive,
+        with_totals.count_replies,
+        {{ pct('with_totals.count_replies', 'with_totals.campaign_replies') }} as pct_of_replies,
+        with_totals.count_unread,
+        with_totals.count_leads,
+        with_totals.first_received_at,
+        with_totals.last_received_at
+    from with_totals
+    inner join campaigns on with_totals.campaign_id = campaigns.campaign_id
 )
+
 select * from final
 order by workspace_id, campaign_id, reply_type

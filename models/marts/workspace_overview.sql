@@ -1,84 +1,92 @@
--- one row per workspace
 with workspaces as (
-    select * from reporting.stg_workspaces
+    select * from {{ ref('stg_workspaces') }}
 ),
+
 campaigns as (
-    select * from reporting.campaign_performance
+    select * from {{ ref('campaign_performance') }}
 ),
+
 mailboxes as (
-    select * from reporting.mailbox_health
+    select * from {{ ref('mailbox_health') }}
 ),
+
 replies as (
-    select * from reporting.stg_replies
+    select * from {{ ref('stg_replies') }}
 ),
+
 campaign_facts as (
     select
         workspace_id,
         count(*) as count_campaigns,
-        count(*) filter (where campaign_status = 'active') as count_active_campaigns,
-        sum(count_recipients)::bigint as count_recipients,
-        sum(count_sent)::bigint as count_sent,
-        sum(count_delivered)::bigint as count_delivered,
-        sum(count_opened)::bigint as count_opened,
-        sum(count_replied)::bigint as count_replied,
-        sum(count_positive_replies)::bigint as count_positive_replies,
-        sum(count_bounced)::bigint as count_bounced,
-        sum(count_unsubscribed)::bigint as count_unsubscribed,
+        count(case when campaign_status = 'active' then 1 end) as count_active_campaigns,
+        cast(sum(count_recipients) as {{ dbt.type_bigint() }}) as count_recipients,
+        cast(sum(count_sent) as {{ dbt.type_bigint() }}) as count_sent,
+        cast(sum(count_delivered) as {{ dbt.type_bigint() }}) as count_delivered,
+        cast(sum(count_opened) as {{ dbt.type_bigint() }}) as count_opened,
+        cast(sum(count_replied) as {{ dbt.type_bigint() }}) as count_replied,
+        cast(sum(count_positive_replies) as {{ dbt.type_bigint() }}) as count_positive_replies,
+        cast(sum(count_bounced) as {{ dbt.type_bigint() }}) as count_bounced,
+        cast(sum(count_unsubscribed) as {{ dbt.type_bigint() }}) as count_unsubscribed
     from campaigns
     group by workspace_id
 ),
+
 mailbox_facts as (
     select
         workspace_id,
         count(*) as count_mailboxes,
-        count(*) filter (where is_active) as count_active_mailboxes,
-        round(avg(reputation_score), 2) as avg_reputation_score,
-        sum(sent_today)::bigint as sent_today,
-        (sum(daily_send_limit) filter (where is_active))::bigint as daily_send_capacity,
+        count(case when is_active then 1 end) as count_active_mailboxes,
+        {{ round_to('avg(reputation_score)', 2) }} as avg_reputation_score,
+        cast(sum(sent_today) as {{ dbt.type_bigint() }}) as sent_today,
+        cast(sum(case when is_active then daily_send_limit end) as {{ dbt.type_bigint() }}) as daily_send_capacity
     from mailboxes
     group by workspace_id
 ),
+
 reply_facts as (
     select
         workspace_id,
         count(*) as count_replies,
-        count(*) filter (where not is_read) as count_unread_replies,
+        count(case when not is_read then 1 end) as count_unread_replies
     from replies
     group by workspace_id
 ),
+
 final as (
     select
         workspaces.workspace_id,
         workspaces.workspace_name,
         workspaces.plan_name,
         workspaces.credits_balance,
-        coalesce(c.count_campaigns, 0) as count_campaigns,
-        coalesce(c.count_active_campaigns, 0) as count_active_campaigns,
-        coalesce(m.count_mailboxes, 0) as count_mailboxes,
-        coalesce(m.count_active_mailboxes, 0) as count_active_mailboxes,
-        coalesce(c.count_recipients, 0) as count_recipients,
-        coalesce(c.count_sent, 0) as count_sent,
-        coalesce(c.count_delivered, 0) as count_delivered,
-        coalesce(c.count_opened, 0) as count_opened,
-        coalesce(c.count_replied, 0) as count_replied,
-        coalesce(c.count_positive_replies, 0) as count_positive_replies,
-        coalesce(c.count_bounced, 0) as count_bounced,
-        coalesce(c.count_unsubscribed, 0) as count_unsubscribed,
-        coalesce(r.count_replies, 0) as count_replies,
-        coalesce(r.count_unread_replies, 0) as count_unread_replies,
-        reporting.pct(c.count_opened, c.count_delivered) as open_rate,
-        reporting.pct(c.count_replied, c.count_delivered) as reply_rate,
-        reporting.pct(c.count_positive_replies, c.count_delivered) as positive_reply_rate,
-        reporting.pct(c.count_bounced, c.count_sent) as bounce_rate,
-        m.avg_reputation_score,
-        coalesce(m.sent_today, 0) as sent_today,
-        coalesce(m.daily_send_capacity, 0) as daily_send_capacity,
+        coalesce(campaign_facts.count_campaigns, 0) as count_campaigns,
+        coalesce(campaign_facts.count_active_campaigns, 0) as count_active_campaigns,
+        coalesce(mailbox_facts.count_mailboxes, 0) as count_mailboxes,
+        coalesce(mailbox_facts.count_active_mailboxes, 0) as count_active_mailboxes,
+        coalesce(campaign_facts.count_recipients, 0) as count_recipients,
+        coalesce(campaign_facts.count_sent, 0) as count_sent,
+        coalesce(campaign_facts.count_delivered, 0) as count_delivered,
+        coalesce(campaign_facts.count_opened, 0) as count_opened,
+        coalesce(campaign_facts.count_replied, 0) as count_replied,
+        coalesce(campaign_facts.count_positive_replies, 0) as count_positive_replies,
+        coalesce(campaign_facts.count_bounced, 0) as count_bounced,
+        coalesce(campaign_facts.count_unsubscribed, 0) as count_unsubscribed,
+        coalesce(reply_facts.count_replies, 0) as count_replies,
+        coalesce(reply_facts.count_unread_replies, 0) as count_unread_replies,
+        {{ pct('campaign_facts.count_opened', 'campaign_facts.count_delivered') }} as open_rate,
+        {{ pct('campaign_facts.count_replied', 'campaign_facts.count_delivered') }} as reply_rate,
+        {{ pct('campaign_facts.count_replied', 'campaign_facts.count_delivered') }} as reply_rate_of_delivered,
+        {{ pct('campaign_facts.count_positive_replies', 'campaign_facts.count_delivered') }} as positive_reply_rate,
+        {{ pct('campaign_facts.count_bounced', 'campaign_facts.count_sent') }} as bounce_rate,
+        mailbox_facts.avg_reputation_score,
+        coalesce(mailbox_facts.sent_today, 0) as sent_today,
+        coalesce(mailbox_facts.daily_send_capacity, 0) as daily_send_capacity,
         workspaces.created_at,
-        workspaces.synced_at,
+        workspaces.synced_at
     from workspaces
-    left join campaign_facts c using (workspace_id)
-    left join mailbox_facts m using (workspace_id)
-    left join reply_facts r using (workspace_id)
+    left join campaign_facts on workspaces.workspace_id = campaign_facts.workspace_id
+    left join mailbox_facts on workspaces.workspace_id = mailbox_facts.workspace_id
+    left join reply_facts on workspaces.workspace_id = reply_facts.workspace_id
 )
+
 select * from final
 order by workspace_name, workspace_id

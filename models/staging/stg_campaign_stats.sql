@@ -1,33 +1,7 @@
--- one row per campaign with API statistics (raw: outreach.campaign_stats, merge on campaign_id)
-with contract as (
-    select
-        null::varchar as campaign_id,
-        null::varchar as workspace_id,
-        null::bigint as totals__recipients,
-        null::bigint as totals__sent,
-        null::bigint as totals__delivered,
-        null::bigint as totals__opened,
-        null::bigint as totals__clicked,
-        null::bigint as totals__replied,
-        null::bigint as totals__bounced,
-        null::bigint as totals__unsubscribed,
-        null::bigint as totals__pending,
-        null::bigint as totals__failed,
-        null::double as rates__open,
-        null::double as rates__click,
-        null::double as rates__reply,
-        null::double as rates__bounce,
-        null::double as rates__unsubscribe,
-        null::double as rates__progress,
-        null::timestamptz as synced_at,
-        null::timestamptz as deleted_at
-    where false
+with source as (
+    {{ typed_source('campaign_stats') }}
 ),
-source as (
-    select * from contract
-    union all by name
-    select * from outreach.campaign_stats
-),
+
 renamed as (
     select
         campaign_id,
@@ -48,8 +22,9 @@ renamed as (
         rates__bounce as api_bounce_rate,
         rates__unsubscribe as api_unsubscribe_rate,
         rates__progress as api_progress_rate,
-        synced_at,
+        synced_at
     from source
     where deleted_at is null
 )
+
 select * from renamed

@@ -1,4 +1,14 @@
--- one row per campaign the API still returns (current scd2 version)
-select * exclude (is_current, valid_to_at)
-from reporting.stg_campaign_history
-where is_current
+{{ config(materialized='ephemeral') }}
+
+-- the current version of each campaign the API still returns (inlined where used: a view may not
+-- read another model, see macros/atomic_build.sql)
+with history as (
+    select * from {{ ref('stg_campaign_history') }}
+),
+
+current_versions as (
+    select * from history
+    where is_current
+)
+
+select * from current_versions

@@ -1,22 +1,7 @@
--- one row per workspace (raw: outreach.workspaces, merge on id)
-with contract as (
-    select
-        null::varchar as id,
-        null::varchar as name,
-        null::varchar as plan,
-        null::bigint as credits__balance,
-        null::bigint as counts__campaigns,
-        null::bigint as counts__email_accounts,
-        null::bigint as counts__lists,
-        null::timestamptz as created_at,
-        null::timestamptz as synced_at
-    where false
+with source as (
+    {{ typed_source('workspaces') }}
 ),
-source as (
-    select * from contract
-    union all by name
-    select * from outreach.workspaces
-),
+
 renamed as (
     select
         id as workspace_id,
@@ -28,6 +13,8 @@ renamed as (
         counts__lists as api_count_lists,
         created_at,
         synced_at,
+        observed_at
     from source
 )
+
 select * from renamed

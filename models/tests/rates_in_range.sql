@@ -1,31 +1,45 @@
--- every rate and percentage is within 0 to 100 (rows = offending values)
--- (mailbox utilisation is left out on purpose: a lowered daily limit can leave sent_today above it)
-select model, key_value, metric, value from (
-    unpivot (
-        select 'campaign_performance' as model, campaign_id as key_value,
-            delivery_rate, open_rate, click_rate, reply_rate, positive_reply_rate, bounce_rate, unsubscribe_rate
-        from reporting.campaign_performance
-    ) on delivery_rate, open_rate, click_rate, reply_rate, positive_reply_rate, bounce_rate, unsubscribe_rate
-    into name metric value value
-    union all by name
-    unpivot (
-        select 'variant_performance' as model, campaign_id || ' ' || variant_index as key_value,
-            reply_rate, compared_reply_rate, p_value * 100 as p_value_pct
-        from reporting.variant_performance
-    ) on reply_rate, compared_reply_rate, p_value_pct into name metric value value
-    union all by name
-    unpivot (
-        select 'workspace_overview' as model, workspace_id as key_value,
-            open_rate, reply_rate, positive_reply_rate, bounce_rate
-        from reporting.workspace_overview
-    ) on open_rate, reply_rate, positive_reply_rate, bounce_rate into name metric value value
-    union all by name
-    select 'recipient_funnel' as model, campaign_id as key_value, 'pct_of_recipients' as metric,
-        pct_of_recipients as value
-    from reporting.recipient_funnel
-    union all by name
-    select 'reply_outcomes', campaign_id, 'pct_of_replies', pct_of_replies from reporting.reply_outcomes
-    union all by name
-    select 'followup_steps', campaign_id, 'reply_rate', reply_rate from reporting.followup_steps
+-- Every rate, percentage and p-value (as a percentage) is within 0 to 100 (rows = offending values).
+-- Mailbox utilisation is left out on purpose: lowering a daily limit can leave sent_today above it.
+with campaign_rates as (
+    select * from {{ ref('campaign_performance') }}
+),
+
+variant_rates as (
+    select * from {{ ref('variant_performance') }}
+),
+
+workspace_rates as (
+    select * from {{ ref('workspace_overview') }}
+),
+
+rates as (
+    {%- set checks = [
+        ('campaign_rates', 'campaign_id', ['delivery_rate', 'open_rate', 'click_rate', 'reply_rate',
+            'reply_rate_of_delivered', 'positive_reply_rate', 'bounce_rate', 'unsubscribe_rate']),
+        ('variant_rates', 'campaign_id', ['reply_rate', 'reply_rate_of_sent', 'compared_reply_rate', 'p_value * 100']),
+        ('workspace_rates', 'workspace_id', ['open_rate', 'reply_rate', 'reply_rate_of_delivered',
+            'positive_reply_rate', 'bounce_rate']),
+    ] %}
+    {%- for relation, key, columns in checks %}
+    {%- for column in columns %}
+    select '{{ relation }}' as model, {{ key }} as key_value, '{{ column }}' as metric,
+        cast({{ column }} as {{ type_double() }}) as value
+    from {{ relation }}
+    union all
+    {%- endfor %}
+    {%- endfor %}
+    select 'recipient_funnel', campaign_id, 'pct_of_recipients', pct_of_recipients
+    from {{ ref('recipient_funnel') }}
+    union all
+    select 'reply_outcomes', campaign_id, 'pct_of_replies', pct_of_replies
+    from {{ ref('reply_outcomes') }}
+    union all
+    select 'followup_steps', campaign_id, 'reply_rate', reply_rate
+    from {{ ref('followup_steps') }}
+    union all
+    select 'followup_steps', campaign_id, 'pct_of_recipients', pct_of_recipients
+    from {{ ref('followup_steps') }}
 )
+
+select * from rates
 where value < 0 or value > 100

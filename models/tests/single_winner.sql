@@ -1,6 +1,9 @@
--- at most one winning variant per campaign, and only with a significant p-value
-select campaign_id, count(*) filter (where is_winner) as winners,
-    count(*) filter (where is_winner and not (p_value < 0.05)) as unsupported_winners
-from reporting.variant_performance
+-- At most one winning variant per campaign, and only with p < 0.05 (rows = campaigns breaking it).
+select
+    campaign_id,
+    count(case when is_winner then 1 end) as winners,
+    count(case when is_winner and not (p_value < 0.05) then 1 end) as unsupported_winners
+from {{ ref('variant_performance') }}
 group by campaign_id
-having count(*) filter (where is_winner) > 1 or count(*) filter (where is_winner and not (p_value < 0.05)) > 0
+having count(case when is_winner then 1 end) > 1
+    or count(case when is_winner and not (p_value < 0.05) then 1 end) > 0

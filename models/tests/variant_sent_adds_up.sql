@@ -1,10 +1,16 @@
--- the variants' sent adds up to the campaign's sent (for campaigns with variant rows)
+-- Per campaign with API stats and variants, the variants' sent adds up to the API's totals.sent
+-- (rows = campaigns where it does not).
 with variants as (
     select campaign_id, sum(count_sent) as variant_sent
-    from reporting.variant_performance
+    from {{ ref('variant_performance') }}
     group by campaign_id
 )
-select p.campaign_id, p.count_sent, v.variant_sent
-from reporting.campaign_performance p
-join variants v using (campaign_id)
-where p.has_api_stats and p.count_sent <> v.variant_sent
+
+select
+    performance.campaign_id,
+    performance.count_sent,
+    variants.variant_sent
+from {{ ref('campaign_performance') }} as performance
+inner join variants on performance.campaign_id = variants.campaign_id
+where performance.has_api_stats
+    and performance.count_sent <> variants.variant_sent

@@ -94,9 +94,11 @@ def make_raw_warehouse(
         con.execute("set variable reply_types = ?", [list(REPLY_TYPES)])
         for statement in _STATEMENTS:
             con.execute(statement)
-        con.execute("insert into outreach.webhook_event_types select e.key, e.label, w.id, '1.1', fake_uuid(w.id || e.key) "
-                    "from outreach.workspaces w, (select unnest(?) as key, unnest(?) as label) e",
-                    [[k for k, _ in WEBHOOK_EVENTS], [label for _, label in WEBHOOK_EVENTS]])
+        con.execute(
+            "insert into outreach.webhook_event_types select e.key, e.label, w.id, '1.1', fake_uuid(w.id || e.key) "
+            "from outreach.workspaces w, (select unnest(?) as key, unnest(?) as label) e",
+            [[k for k, _ in WEBHOOK_EVENTS], [label for _, label in WEBHOOK_EVENTS]],
+        )
         if include_events:
             con.execute(_EVENTS)
         con.execute("checkpoint warehouse")
@@ -239,7 +241,7 @@ _STATEMENTS: tuple[str, ...] = (
             camp.workspace_id,
             'Campaign ' || (camp.c + 1) as name,
             camp.status,
-            'outreach' as campaign_type,
+            'outbound' as campaign_type,
             case when camp.c % 4 = 0 then 'scheduled' else 'immediate' end as schedule_type,
             case when camp.c % 4 = 0 then camp.created_at + interval 1 day end as scheduled_at,
             to_json(list_transform(range(camp.n_variants), lambda k: 'Subject ' || k || ' of campaign ' || camp.c))

@@ -1,0 +1,109 @@
+"""Build `reporting` with dbt, all or nothing, and publish the BI file (what `outreach models` runs).
+
+`dbt build` runs with the var `atomic_build`: models are built as `<name>__next` and the on-run-end hook
+swaps them in only when every model and test passed (macros/atomic_build.sql), so a failure leaves the
+published tables (and the BI file, published only after a good build) exactly as they were.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from models import PROJECT_DIR
+from models.dbt_invoke import Invocation, invoke
+from models.errors import DataTestFailure, ModelBuildError
+from models.preflight import check_warehouse
+from models.publish import publish_bi
+from models.report import BuildReport, NodeResult
+from models.settings import WarehouseTarget, resolve_target
+
+log = logging.getLogger(__name__)
+
+ATOMIC_VARS = {"atomic_build": True}
+
+
+def build(
+    duckdb_path: str | Path | None = None,
+    *,
+    destination: str | None = None,
+    publish: bool = True,
+    project_dir: Path = PROJECT_DIR,
+) -> BuildReport:
+    """Run `dbt build` on the warehouse; on DuckDB then publish the BI file (unless `publish` is False).
+
+    Raises WarehouseError before dbt runs (missing, unsynced or unreadable warehouse), ModelBuildError
+    (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
+    reporting tables and the BI file are unchanged. PublishError: the build passed, the BI file is the old one.
+    """
+    target = resolve_target(duckdb_path, destination)
+    check_warehouse(target)
+    report = run_build(target, project_dir)
+    if not report.passed:
+        failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
+        raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
+    if publish and target.duckdb_path is not None:
+        started = time.perf_counter()
+        report.bi_path, rows = publish_bi(target.duckdb_path)
+        report.publish_seconds = time.perf_counter() - started
+        for model in report.models:
+            model.rows = rows.get(model.name, model.rows)
+    log.info(
+        "models built in %.2fs (%d models, %d tests) on %s", report.seconds, len(report.models), len(report.tests),
+        target.label,
+    )
+    return report
+
+
+def run_build(target: WarehouseTarget, project_dir: Path = PROJECT_DIR) -> BuildReport:
+    """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
+    outcome = invoke(["build"], target, dbt_vars=ATOMIC_VARS, project_dir=project_dir)
+    return report_from(outcome, target)
+
+
+def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
+    samples = _samples(outcome.notes)
+    report = BuildReport(target=target.label, warnings=list(outcome.warnings), seconds=outcome.seconds)
+    for result in outcome.results:
+        node = result.node
+        resource_type = str(node.resource_type)
+        if resource_type not in ("model", "test", "operation"):
+            continue
+        report.results.append(
+            NodeResult(
+                name=node.name,
+                resource_type=resource_type,
+                status=str(result.status),
+                seconds=float(result.execution_time or 0.0),
+                message=str(result.message or ""),
+                failures=result.failures,
+                kind=str(getattr(node.config, "materialized", "")) if resource_type == "model" else "",
+                sample=samples.get(node.name, ""),
+            )
+        )
+    if outcome.exception is not None:
+        report.error = f"dbt stopped: {_first_line(outcome.exception)}"
+    elif not outcome.success and not any(r.failed for r in report.results):
+        report.error = "dbt reported a failure without a failing node (see the dbt log under " + str(
+            target.state_dir / "logs"
+        ) + ")"
+    return report
+
+
+def _samples(notes: list[str]) -> dict[str, str]:
+    """`<status> <test name>: <rows>` lines of our on-run-end hook -> test name -> rows."""
+    out: dict[str, str] = {}
+    for note in notes:
+        head, _, rows = note.partition(": ")
+        parts = head.split(" ", 1)
+        if len(parts) == 2 and parts[0] in ("fail", "warn"):
+            out[parts[1]] = rows
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500] or type(exc).__name__
+
+

@@ -1,0 +1,105 @@
+"""Run a dbt command on the project through dbt's programmatic runner (`dbtRunner`), never a subprocess.
+
+The profile is models/profiles.yml; the warehouse comes in as the environment variables it reads
+(`WarehouseTarget.dbt_env`), set for the duration of the run only. dbt's console output is off: the
+results, warnings and our hook's notes are collected from dbt's events and result objects.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from models import PROJECT_DIR
+from models.settings import WarehouseTarget
+
+log = logging.getLogger(__name__)
+
+#: dbt's runner keeps global state (flags, adapters): one invocation at a time per process
+_RUN_LOCK = threading.Lock()
+_NOTE_PREFIX = "outreach: "
+
+
+@dataclass
+class Invocation:
+    """What one dbt command did."""
+
+    success: bool
+    results: list[Any] = field(default_factory=list)  # dbt RunResult / SourceFreshnessResult objects
+    exception: BaseException | None = None
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines our macros log with the "outreach: " prefix
+    seconds: float = 0.0
+
+
+def invoke(
+    command: list[str],
+    target: WarehouseTarget,
+    *,
+    dbt_vars: dict[str, Any] | None = None,
+    target_dir: str = "target",
+    project_dir: Path = PROJECT_DIR,
+) -> Invocation:
+    """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node."""
+    from dbt.cli.main import dbtRunner
+
+    state = target.state_dir
+    args = [
+        *command,
+        "--project-dir", str(project_dir),
+        "--profiles-dir", str(project_dir),
+        "--target-path", str(state / target_dir),
+        "--log-path", str(state / "logs"),
+        "--log-level", "none",
+        "--log-level-file", "info",
+    ]  # fmt: skip
+    if dbt_vars:
+        args += ["--vars", json.dumps(dbt_vars, sort_keys=True)]
+    outcome = Invocation(success=False)
+
+    def on_event(event: Any) -> None:
+        name = event.info.name
+        if name == "JinjaLogWarning" or "Deprecation" in name:
+            outcome.warnings.append(" ".join(str(event.info.msg).split()))
+        elif name == "JinjaLogInfo" and str(event.info.msg).startswith(_NOTE_PREFIX):
+            outcome.notes.append(str(event.info.msg)[len(_NOTE_PREFIX):])
+
+    started = time.perf_counter()
+    with _RUN_LOCK, _environment(target.dbt_env()):
+        state.mkdir(parents=True, exist_ok=True)
+        try:
+            result = dbtRunner(callbacks=[on_event]).invoke(args)
+        finally:
+            if target.destination == "duckdb":
+                from models.duckdb_release import release_duckdb
+
+                release_duckdb()
+    outcome.seconds = time.perf_counter() - started
+    outcome.success = bool(result.success)
+    outcome.exception = result.exception
+    outcome.results = list(getattr(result.result, "results", None) or [])
+    log.debug("dbt %s: success=%s in %.2fs", command[0], outcome.success, outcome.seconds)
+    return outcome
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the block, then restore what was there."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old

@@ -1,0 +1,132 @@
+{#-
+    All-or-nothing builds. With the var `atomic_build` (set by `outreach models`), every model is built
+    as `<name>__next` beside the published `<name>`, and tests read the `__next` relations. At the end
+    of the run, `outreach_finish_build` swaps them in (drop the old, rename the new, in ONE transaction)
+    only if every model and test passed; otherwise it drops the `__next` relations and the published
+    ones stay exactly as they were. Renames stay inside the schema: DuckDB cannot move a table between
+    schemas or rename a schema. Staging views read sources only, never another model, so a renamed
+    view never points at a `__next` name.
+-#}
+
+{% macro generate_alias_name(custom_alias_name=none, node=none) -%}
+    {%- set name = custom_alias_name | trim if custom_alias_name else node.name -%}
+    {%- if node.resource_type == 'model' and var('atomic_build', false) -%}
+        {{ return(name ~ next_suffix()) }}
+    {%- endif -%}
+    {{ return(name) }}
+{%- endmacro %}
+
+{% macro next_suffix() %}{{ return('__next') }}{% endmacro %}
+
+{#- The on-run-end hook: show sample rows of failing and warning tests, then swap in or discard. -#}
+{% macro outreach_finish_build(results) %}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- do describe_test_problems(results) -%}
+    {%- if not var('atomic_build', false) -%}{{ return('') }}{%- endif -%}
+    {%- set failed = [] -%}
+    {%- for result in results -%}
+        {%- if result.status in ['error', 'fail', 'runtime error', 'skipped', 'partial success'] -%}
+            {%- do failed.append(result.node.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if failed -%}
+        {{ return(discard_next_relations()) }}
+    {%- endif -%}
+    {{ return(swap_in_next_relations(results)) }}
+{% endmacro %}
+
+{#- One line per failing or warning test with up to 3 offending rows, e.g. the unknown value an
+    accepted_values warning found. -#}
+{% macro describe_test_problems(results) %}
+    {%- for result in results -%}
+        {%- if result.node.resource_type == 'test' and result.status in ['fail', 'warn'] and result.node.compiled_code -%}
+            {%- set rows = run_query('select * from (' ~ result.node.compiled_code ~ ') as offending limit 3') -%}
+            {%- set shown = [] -%}
+            {%- for row in rows.rows -%}
+                {%- set cells = [] -%}
+                {%- for column in rows.column_names -%}
+                    {%- do cells.append(column ~ '=' ~ row[column]) -%}
+                {%- endfor -%}
+                {%- do shown.append(cells | join(' ')) -%}
+            {%- endfor -%}
+            {%- do log('outreach: ' ~ result.status ~ ' ' ~ result.node.name ~ ': ' ~ shown | join('; '), info=true) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
+
+{#- The relations in the target schema, listed outside any transaction (run_query does not begin one),
+    so the swap's own `begin` starts the only transaction. -#}
+{% macro _published_relations() %}
+    {%- set rows = run_query(adapter.dispatch('list_target_relations_sql', 'outreach')()) -%}
+    {%- set relations = [] -%}
+    {%- for row in rows.rows -%}
+        {%- do relations.append(api.Relation.create(
+            database=target.database, schema=target.schema, identifier=row[0],
+            type='view' if row[1] == 'VIEW' else 'table')) -%}
+    {%- endfor -%}
+    {{ return(relations) }}
+{% endmacro %}
+
+{% macro default__list_target_relations_sql() %}
+    {{ return("select table_name, table_type from information_schema.tables where table_schema = '"
+        ~ target.schema ~ "' and table_catalog = '" ~ target.database ~ "'") }}
+{% endmacro %}
+{% macro duckdb__list_target_relations_sql() %}
+    {{ return("select table_name, table_type from system.information_schema.tables where table_schema = '"
+        ~ target.schema ~ "' and table_catalog = '" ~ target.database ~ "'") }}
+{% endmacro %}
+
+{% macro discard_next_relations() %}
+    {%- set statements = [] -%}
+    {%- for relation in _published_relations() -%}
+        {%- if relation.identifier.endswith(next_suffix()) -%}
+            {%- do statements.append(drop_relation_sql(relation)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do log('outreach: build failed; the published ' ~ target.schema ~ ' relations are unchanged', info=true) -%}
+    {{ return(statements | join(';\n') ~ (';' if statements else '')) }}
+{% endmacro %}
+
+{% macro swap_in_next_relations(results) %}
+    {%- set existing = {} -%}
+    {%- for relation in _published_relations() -%}
+        {%- do existing.update({relation.identifier | lower: relation}) -%}
+    {%- endfor -%}
+    {%- set built = {} -%}
+    {%- for result in results -%}
+        {%- set node = result.node -%}
+        {%- if node.resource_type == 'model' and node.config.materialized in ['table', 'view'] and node.alias.endswith(next_suffix()) -%}
+            {%- do built.update({node.alias[:-(next_suffix() | length)] | lower: node}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set model_names = [] -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type == 'model' -%}{%- do model_names.append(node.name | lower) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set statements = ['begin'] -%}
+    {%- for name, node in built.items() | sort -%}
+        {%- if name in existing -%}{%- do statements.append(drop_relation_sql(existing[name])) -%}{%- endif -%}
+        {%- set next_relation = existing.get(node.alias | lower) -%}
+        {%- if next_relation is none -%}
+            {{ exceptions.raise_compiler_error("model " ~ name ~ " passed but " ~ node.alias ~ " is missing from " ~ target.schema) }}
+        {%- endif -%}
+        {%- do statements.append('alter ' ~ next_relation.type ~ ' ' ~ next_relation ~ ' rename to ' ~ adapter.quote(name)) -%}
+    {%- endfor -%}
+    {#- objects no model builds any more (a removed model) go too, so the BI file never shows dead tables -#}
+    {%- for name, relation in existing.items() | sort -%}
+        {%- if name not in model_names and not name.endswith(next_suffix()) and name not in built -%}
+            {%- do statements.append(drop_relation_sql(relation)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- do statements.append('commit') -%}
+    {%- do log('outreach: swapped in ' ~ built | length ~ ' relations of ' ~ target.schema, info=true) -%}
+    {{ return(statements | join(';\n') ~ ';') }}
+{% endmacro %}
+
+{% macro drop_relation_sql(relation) %}{{ return(adapter.dispatch('drop_relation_sql', 'outreach')(relation)) }}{% endmacro %}
+{% macro default__drop_relation_sql(relation) %}
+    {{ return('drop ' ~ relation.type ~ ' if exists ' ~ relation ~ ' cascade') }}
+{% endmacro %}
+{% macro duckdb__drop_relation_sql(relation) %}
+    {{ return('drop ' ~ relation.type ~ ' if exists ' ~ relation) }}
+{% endmacro %}

@@ -1,0 +1,83 @@
+"""Checks before dbt runs, so a wrong warehouse fails in one line naming the cause and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from models.errors import WarehouseError
+from models.settings import PostgresTarget, WarehouseTarget
+
+RAW = "outreach"
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
+
+
+def check_warehouse(target: WarehouseTarget) -> None:
+    """Raise WarehouseError unless the warehouse exists, holds raw `outreach` tables and can be opened."""
+    if target.duckdb_path is not None:
+        check_duckdb(target.duckdb_path)
+    elif target.postgres is not None:
+        check_postgres(target.postgres)
+
+
+def check_duckdb(path: Path) -> None:
+    if not path.exists():
+        raise WarehouseError(f"warehouse {path} does not exist: run `outreach sync` first (or pass --duckdb PATH)")
+    if path.is_dir():
+        raise WarehouseError(f"warehouse {path} is a directory: pass the DuckDB file (--duckdb PATH)")
+    with open(path, "rb") as handle:
+        header = handle.read(12)
+    if header[8:12] != _DUCKDB_MAGIC:
+        raise WarehouseError(
+            f"{path} is not a DuckDB database file: pass the warehouse the sync writes (--duckdb PATH), "
+            "or move this file away and run `outreach sync`"
+        )
+    con = duckdb.connect()
+    try:
+        try:
+            con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
+        except duckdb.IOException as exc:
+            raise WarehouseError(
+                f"cannot open warehouse {path}: another process holds it for writing (DuckDB: {_first_line(exc)}); "
+                "retry when that sync or build finishes"
+            ) from exc
+        except duckdb.Error as exc:
+            raise WarehouseError(
+                f"cannot open warehouse {path}: {_first_line(exc)} (close other connections to it in this process)"
+            ) from exc
+        count = con.execute(
+            "select count(*) from duckdb_tables() where database_name = 'warehouse' and schema_name = ?", [RAW]
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    if not count:
+        raise WarehouseError(f"warehouse {path} has no `{RAW}` tables: run `outreach sync` first")
+
+
+def check_postgres(pg: PostgresTarget) -> None:
+    import psycopg2  # type: ignore[import-untyped]
+
+    try:
+        con = psycopg2.connect(
+            host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
+        )
+    except psycopg2.Error as exc:
+        raise WarehouseError(
+            f"cannot connect to PostgreSQL {pg.label}: {_first_line(exc)} "
+            "(check DESTINATION__POSTGRES__CREDENTIALS and that the server is running)"
+        ) from exc
+    try:
+        with con.cursor() as cur:
+            cur.execute("select count(*) from information_schema.tables where table_schema = %s", [RAW])
+            row = cur.fetchone()
+    finally:
+        con.close()
+    if not row or not row[0]:
+        raise WarehouseError(
+            f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first"
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
