@@ -66,7 +66,10 @@ def run_sync(
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     from pipelines.diagnose import preflight_given
 
-    preflight_given(duckdb_path)  # a given warehouse path, checked before any request, without dlt
+    if duckdb_path is None or lock.current_holder(duckdb_path) is None:
+        # a given warehouse path, checked before any request, without dlt; a file another sync holds is
+        # not a problem but a wait: the lock below says for whom, and the check runs once it is ours
+        preflight_given(duckdb_path)
     given = [k.strip() for k in (api_keys or []) if k and k.strip()]
     checked: list[Workspace | OutreachError] | None = None
     if given and base_url and settings is None:
