@@ -7,16 +7,17 @@ keys, batches, workers). Settings: `pipelines.config`; the warehouse: `pipelines
 
 from __future__ import annotations
 
-from pipelines.accounts import check_keys
 from pathlib import Path
 from typing import Any
 
+from pipelines.accounts import check_keys
 from pipelines.destination import Warehouse, warehouse_target
 from pipelines.destination import make_pipeline as _make_pipeline
 from pipelines.extract import Extracted, extract_batch, pipeline_name_for
 from pipelines.load import load_batch
 from pipelines.report import SyncReport, WorkspaceReport
 from pipelines.run import load_spool_events, run_batches, run_sync
+
 
 def make_pipeline(name: str, warehouse: Warehouse | str | Path | None, pipelines_dir: str | Path | None) -> Any:
     """`pipelines.destination.make_pipeline`; `warehouse` may also be a DuckDB path (None: the configured one)."""
