@@ -268,16 +268,15 @@ def _warm_imports() -> None:
 
 
 def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
-    """Run one ``sync_workspace`` subflow and turn its final state into a result."""
-    state = sync_workspace(key_ref=key_ref, build_models=False, return_state=True, **params)
-    if state.is_completed():
-        return state.result()
+    """Run one ``sync_workspace`` subflow; its failure becomes a failed result.
+
+    The subflow's return value is taken in memory, not from its final state: results are not
+    persisted, and a state the engine re-reads from the API (after a slow server) has no data.
+    """
     try:
-        state.result(raise_on_failure=True)
-        reason = state.message or state.name
-    except BaseException as exc:  # noqa: BLE001 - we report every failure, then fail the parent
-        reason = str(exc) or type(exc).__name__
-    return WorkspaceResult(key_ref=key_ref, ok=False, error=reason)
+        return sync_workspace(key_ref=key_ref, build_models=False, **params)
+    except Exception as exc:  # noqa: BLE001 - we report every failure, then fail the parent
+        return WorkspaceResult(key_ref=key_ref, ok=False, error=str(exc) or type(exc).__name__)
 
 
 @flow(name="sync-all", flow_run_name="sync-all-{mode}", persist_result=False, validate_parameters=True)
