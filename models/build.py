@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 from models import PROJECT_DIR
 from models.dbt_invoke import Invocation, invoke
@@ -30,8 +31,12 @@ def build(
     destination: str | None = None,
     publish: bool = True,
     project_dir: Path = PROJECT_DIR,
+    dbt_vars: dict[str, Any] | None = None,
 ) -> BuildReport:
     """Run `dbt build` on the warehouse; on DuckDB then publish the BI file (unless `publish` is False).
+
+    `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
+    they override the project's vars of the same name (dbt_project.yml).
 
     Raises WarehouseError before dbt runs (missing, unsynced or unreadable warehouse), ModelBuildError
     (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
@@ -39,7 +44,7 @@ def build(
     """
     target = resolve_target(duckdb_path, destination)
     check_warehouse(target)
-    report = run_build(target, project_dir)
+    report = run_build(target, project_dir, dbt_vars)
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
         raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
@@ -56,9 +61,11 @@ def build(
     return report
 
 
-def run_build(target: WarehouseTarget, project_dir: Path = PROJECT_DIR) -> BuildReport:
+def run_build(
+    target: WarehouseTarget, project_dir: Path = PROJECT_DIR, dbt_vars: dict[str, Any] | None = None
+) -> BuildReport:
     """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
-    outcome = invoke(["build"], target, dbt_vars=ATOMIC_VARS, project_dir=project_dir)
+    outcome = invoke(["build"], target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
     return report_from(outcome, target)
 
 
