@@ -202,6 +202,7 @@ _STATEMENTS: tuple[str, ...] = (
             and rnd(i, 'click') < 200 then sent_ts + to_minutes((10 + rnd(i, 'openmin'))::int) end as clicked_at,
         case when rstatus = 'replied' then sent_ts + to_minutes((30 + rnd(i, 'replymin') * 3)::int) end as replied_at,
         case when rstatus = 'bounced' then sent_ts + interval 2 minute end as bounced_at,
+        getvariable('now')::timestamptz as synced_at,
         case when rnd(i, 'deleted') < 2 then getvariable('now')::timestamptz - interval 1 day end as deleted_at,
         variant as _variant,
         '1.1' as _dlt_load_id,
@@ -344,6 +345,7 @@ _STATEMENTS: tuple[str, ...] = (
         coalesce(v.sent, 0)::bigint as sent,
         coalesce(v.replied, 0)::bigint as replied,
         round(100.0 * coalesce(v.replied, 0) / nullif(v.sent, 0), 2) as reply_rate,
+        getvariable('now')::timestamptz as synced_at,
         null::timestamptz as deleted_at,
         '1.1' as _dlt_load_id,
         fake_uuid('varrow' || camp.id || k) as _dlt_id
@@ -359,6 +361,7 @@ _STATEMENTS: tuple[str, ...] = (
         any_value(workspace_id) as workspace_id,
         (last_sent_at at time zone 'UTC')::date as date,
         sum(current_step)::bigint as sent,
+        getvariable('now')::timestamptz as synced_at,
         '1.1' as _dlt_load_id,
         fake_uuid('dayrow' || campaign_id || (last_sent_at at time zone 'UTC')::date) as _dlt_id
     from outreach.campaign_recipients
@@ -428,6 +431,7 @@ _STATEMENTS: tuple[str, ...] = (
         m.received as received_at,
         case when m.h % 10 < 7 then 'Full reply text ' || m.n end as body,
         case when m.h % 10 < 7 then getvariable('now')::timestamptz end as body_fetched_at,
+        getvariable('now')::timestamptz as synced_at,
         case when m.h % 500 = 1 then getvariable('now')::timestamptz end as deleted_at,
         '1.1' as _dlt_load_id,
         fake_uuid('replyrow' || m.id || m.k) as _dlt_id

@@ -15,6 +15,7 @@ from typing import Any
 from models import PROJECT_DIR
 from models.dbt_invoke import Invocation, invoke
 from models.errors import DataTestFailure, ModelBuildError
+from models.freshness import check_freshness
 from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
@@ -33,7 +34,8 @@ def build(
     project_dir: Path = PROJECT_DIR,
     dbt_vars: dict[str, Any] | None = None,
 ) -> BuildReport:
-    """Run `dbt build` on the warehouse; on DuckDB then publish the BI file (unless `publish` is False).
+    """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
+    `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
 
     `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
     they override the project's vars of the same name (dbt_project.yml).
@@ -44,7 +46,10 @@ def build(
     """
     target = resolve_target(duckdb_path, destination)
     check_warehouse(target)
+    variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
+    freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir)
     report = run_build(target, project_dir, dbt_vars)
+    report.freshness = freshness
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
         raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
