@@ -32,23 +32,69 @@ replies as (
     from {{ ref('stg_replies') }}
 ),
 
-recipient_facts as (
+per_contact as (
+    -- one row per address first, then per campaign: cheaper than three distinct counts over every recipient
+    select
+        workspace_id,
+        company_domain,
+        lead_email,
+        max(current_step) > 0 as is_reached,
+        max(last_sent_at) as last_sent_at
+    from recipients
+    group by workspace_id, company_domain, lead_email
+),
+
+per_campaign as (
     select
         recipients.workspace_id,
         recipients.company_domain,
-        count(distinct recipients.lead_email) as count_contacts,
-        count(distinct case when recipients.current_step > 0 then recipients.lead_email end) as count_contacts_reached,
-        count(distinct case when recipients.current_step > 0 then recipients.campaign_id end) as count_campaigns_reached,
-        count(distinct case
+        recipients.campaign_id,
+        max(case when recipients.current_step > 0 then 1 else 0 end) as is_reached,
+        max(case
             when recipients.current_step > 0
                 and recipients.last_sent_at > clock.window_start_at
                 and recipients.last_sent_at <= clock.as_of_at
-            then recipients.campaign_id
-        end) as count_campaigns_last_30d,
-        max(recipients.last_sent_at) as last_touched_at
+            then 1 else 0
+        end) as is_recent
     from recipients
     cross join clock
-    group by recipients.workspace_id, recipients.company_domain
+    group by recipients.workspace_id, recipients.company_domain, recipients.campaign_id
+),
+
+contact_facts as (
+    select
+        workspace_id,
+        company_domain,
+        count(*) as count_contacts,
+        count(case when is_reached then 1 end) as count_contacts_reached,
+        max(last_sent_at) as last_touched_at
+    from per_contact
+    group by workspace_id, company_domain
+),
+
+campaign_facts as (
+    select
+        workspace_id,
+        company_domain,
+        sum(is_reached) as count_campaigns_reached,
+        sum(is_recent) as count_campaigns_last_30d
+    from per_campaign
+    group by workspace_id, company_domain
+),
+
+recipient_facts as (
+    select
+        contact_facts.workspace_id,
+        contact_facts.company_domain,
+        contact_facts.count_contacts,
+        contact_facts.count_contacts_reached,
+        cast(campaign_facts.count_campaigns_reached as {{ dbt.type_bigint() }}) as count_campaigns_reached,
+        cast(campaign_facts.count_campaigns_last_30d as {{ dbt.type_bigint() }}) as count_campaigns_last_30d,
+        contact_facts.last_touched_at
+    from contact_facts
+    inner join campaign_facts
+        on contact_facts.workspace_id = campaign_facts.workspace_id
+        and contact_facts.company_domain = campaign_facts.company_domain
 ),
 
 reply_facts as (
