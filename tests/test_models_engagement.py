@@ -8,6 +8,7 @@ The pandas code reads only raw `outreach` tables; `reporting` is read only to co
 
 from __future__ import annotations
 
+import zoneinfo
 from pathlib import Path
 
 import duckdb
@@ -227,8 +228,10 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
     _compare(got, cohorts, ["launch_week"], "launch_cohorts")
     assert (_ts(mart["launch_cohorts"]["as_of_at"]) == now).all(), "launch_cohorts.as_of_at is the service's now"
 
-    # send_time_performance: each contacted recipient at the local weekday and hour of its last send
-    zones = f["campaigns"].set_index("id")["send_window__timezone"].fillna("UTC")
+    # send_time_performance: each contacted recipient at the local weekday and hour of its last send (a zone
+    # missing or unknown: UTC)
+    known = zoneinfo.available_timezones()
+    zones = f["campaigns"].set_index("id")["send_window__timezone"].map(lambda z: z if z in known else "UTC")
     sent = r[(r["current_step"] > 0) & r["last_sent_at"].notna()].copy()
     human = set(zip(rc.loc[rc["is_human"], "campaign_id"], rc.loc[rc["is_human"], "email_l"]))
     local = [ts.tz_convert(zones[cid]) for ts, cid in zip(_ts(sent["last_sent_at"]), sent["campaign_id"])]
@@ -329,6 +332,8 @@ def synthetic_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "where hash(id) % 50 = 0")  # fmt: skip
         con.execute("update outreach.outreach.replies set reply_type = 'Out_Of_Office ' where hash(id) % 9 = 1")
         con.execute("update outreach.outreach.replies set reply_type = 'vacation_responder' where hash(id) % 9 = 2")
+        con.execute("update outreach.outreach.campaigns set send_window__timezone = 'Mars/Olympus' "
+                    "where id = (select min(campaign_id) from outreach.outreach.campaign_stats)")  # fmt: skip
     finally:
         con.close()
     report = build(path)
@@ -361,3 +366,12 @@ def test_unknown_reply_type_warns_naming_it_and_counts_as_unclassified(synthetic
     assert "value_field=vacation_responder" in warned[0].problem_line()
     assert "Out_Of_Office" not in warned[0].sample, "a known type in other case and blanks is not unknown"
     assert f"warning: {warned[0].problem_line()}" in report.summary()
+    zones = [t for t in report.tests if t.status == "warn" and t.name.startswith("known_timezone")]
+    assert len(zones) == 1 and "value_field=Mars/Olympus n_records=" in zones[0].sample
+
+
+def test_a_reply_class_outside_the_five_fails_naming_it(synthetic_history: Path) -> None:
+    from models.errors import ModelBuildError
+
+    with pytest.raises(ModelBuildError, match="'vacation_responder' maps to 'great', which is not one of positive"):
+        build(synthetic_history, publish=False, dbt_vars={"extra_reply_classes": {"vacation_responder": "great"}})
