@@ -16,7 +16,7 @@ import json
 import logging
 import os
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +47,16 @@ class SourceFreshness:
         """`workspaces: warn, last loaded 1.2 h ago (warn after 45 minutes, error after 3 hours)`."""
         if self.status == "runtime error":
             return f"{self.source}: cannot check ({self.message})"
-        age = "never loaded" if self.age_s is None else f"last loaded {_age(self.age_s)} ago"
+        age = (
+            "never loaded"
+            if self.age_s is None
+            else f"last loaded {_age(self.age_s)} ago"
+        )
         limits = ", ".join(x for x in (f"warn after {self.warn_after}" if self.warn_after else "",
                                        f"error after {self.error_after}" if self.error_after else "") if x)  # fmt: skip
-        return f"{self.source}: {self.status}, {age}" + (f" ({limits})" if limits else "")
+        return f"{self.source}: {self.status}, {age}" + (
+            f" ({limits})" if limits else ""
+        )
 
 
 @dataclass
@@ -81,10 +87,18 @@ class FreshnessReport:
         return [head] + [f"  {s.line()}" for s in stale]
 
     def to_markdown(self) -> str:
-        out = ["### Source freshness", "", f"Checked {self.checked_at} (wall clock) on `{self.target}`.", ""]
+        out = [
+            "### Source freshness",
+            "",
+            f"Checked {self.checked_at} (wall clock) on `{self.target}`.",
+            "",
+        ]
         if self.error:
             return "\n".join(out + [f"Not checked: {self.error}"])
-        out += ["| source | status | newest synced_at | age | warn after | error after |", "|---|---|---|---:|---|---|"]
+        out += [
+            "| source | status | newest synced_at | age | warn after | error after |",
+            "|---|---|---|---:|---|---|",
+        ]
         out += [
             f"| {s.source} | {s.status} | {s.max_loaded_at or ''} | {'' if s.age_s is None else _age(s.age_s)} "
             f"| {s.warn_after} | {s.error_after} |"
@@ -106,14 +120,23 @@ class FreshnessReport:
 
 
 def check_freshness(
-    target: WarehouseTarget, *, dbt_vars: dict[str, Any] | None = None, project_dir: Path = PROJECT_DIR
+    target: WarehouseTarget,
+    *,
+    dbt_vars: dict[str, Any] | None = None,
+    project_dir: Path = PROJECT_DIR,
 ) -> FreshnessReport:
     """Run `dbt source freshness` (same target dir and vars as the build, so dbt's partial parse is shared),
     save the outcome beside the warehouse and return it. Never raises for a stale or unreadable source."""
-    checked_at = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    outcome = invoke(["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir)
+    checked_at = datetime.now(UTC).replace(microsecond=0).isoformat()
+    outcome = invoke(
+        ["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir
+    )
     report = FreshnessReport(target=target.label, checked_at=checked_at)
-    results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
+    results = [
+        r
+        for r in outcome.results
+        if str(getattr(r.node, "resource_type", "")) == "source"
+    ]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)
     if outcome.exception is not None:
         report.error = _first_line(outcome.exception)
@@ -140,7 +163,11 @@ def read_freshness(target: WarehouseTarget) -> FreshnessReport | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        log.warning("cannot read %s (%s): run `outreach models` to check freshness again", path, exc)
+        log.warning(
+            "cannot read %s (%s): run `outreach models` to check freshness again",
+            path,
+            exc,
+        )
         return None
     return FreshnessReport.from_dict(data)
 
@@ -155,10 +182,14 @@ def _source(result: Any) -> SourceFreshness:
         source=str(node.name),
         status=status,
         max_loaded_at=_iso(max_loaded_at) if status != "runtime error" else None,
-        age_s=float(result.age) if status != "runtime error" and getattr(result, "age", None) is not None else None,
+        age_s=float(result.age)
+        if status != "runtime error" and getattr(result, "age", None) is not None
+        else None,
         warn_after=_threshold(getattr(criteria, "warn_after", None)),
         error_after=_threshold(getattr(criteria, "error_after", None)),
-        message=" ".join(str(result.message or "").split())[:300] if status == "runtime error" else "",
+        message=" ".join(str(result.message or "").split())[:300]
+        if status == "runtime error"
+        else "",
     )
 
 
@@ -174,8 +205,8 @@ def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc).isoformat()
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat()
 
 
 def _age(seconds: float) -> str:

@@ -89,7 +89,7 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
 def warehouse_of(bi_path: str | Path) -> Path:
     """The warehouse a BI file was published from (`<stem>_bi.duckdb` sits beside `<stem>.duckdb`)."""
     path = Path(bi_path)
-    stem = path.stem[:-3] if path.stem.endswith("_bi") else path.stem
+    stem = path.stem.removesuffix("_bi")
     return path.with_name(f"{stem}.duckdb")
 
 
@@ -106,11 +106,15 @@ def demo_summary(bi_path: str | Path, freshness: FreshnessReport | None = None) 
 
     lines = [
         f"Campaigns: {f['campaigns']} in {f['workspaces']} workspaces ({f['active_campaigns']} active)",
-        f"Sends: {f['sent']:,}; reply rate {pct(f['reply_rate'])} "
-        f"(positive {pct(f['positive_reply_rate'])}), bounce rate {pct(f['bounce_rate'])}; "
-        f"{f['replies']:,} replies in the inbox",
-        f"Human reply rate: {pct(f['human_reply_rate'])} of contacted recipients "
-        f"({f['auto_replies']:,} auto-replies left out)",
+        (
+            f"Sends: {f['sent']:,}; reply rate {pct(f['reply_rate'])} "
+            f"(positive {pct(f['positive_reply_rate'])}), bounce rate {pct(f['bounce_rate'])}; "
+            f"{f['replies']:,} replies in the inbox"
+        ),
+        (
+            f"Human reply rate: {pct(f['human_reply_rate'])} of contacted recipients "
+            f"({f['auto_replies']:,} auto-replies left out)"
+        ),
     ]
     top = f["top_variant"]
     if top:

@@ -35,10 +35,17 @@ class Delivered:
     def subscribe(self, events: list[str] | None = None) -> None:
         """Subscribe the receiver to `events` (default: every event the API lists) in every workspace."""
         for key in self.admin_keys.values():
-            with httpx.Client(base_url=self.sandbox.base_url, headers={"Authorization": f"Bearer {key}"}) as api:
-                keys = events or [e["key"] for e in api.get("/hooks/events").json()["data"]]
+            with httpx.Client(
+                base_url=self.sandbox.base_url,
+                headers={"Authorization": f"Bearer {key}"},
+            ) as api:
+                keys = events or [
+                    e["key"] for e in api.get("/hooks/events").json()["data"]
+                ]
                 for event in keys:
-                    answer = api.post("/hooks", json={"target_url": self.receiver.url, "event": event})
+                    answer = api.post(
+                        "/hooks", json={"target_url": self.receiver.url, "event": event}
+                    )
                     answer.raise_for_status()
                     self.subscriptions.append(answer.json()["id"])
 
@@ -52,14 +59,20 @@ class Delivered:
         self.sandbox.advance(seconds)
         deadline = time.monotonic() + timeout
         while True:
-            body = httpx.get(f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30).json()
+            body = httpx.get(
+                f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30
+            ).json()
             if body["pending"] == 0:
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"{body['pending']} deliveries still pending after {timeout}s")
+                raise AssertionError(
+                    f"{body['pending']} deliveries still pending after {timeout}s"
+                )
             time.sleep(0.2)
         mine = [d for d in body["data"] if d["target"] == self.receiver.url]
-        assert all(d["status"] == "delivered" for d in mine), {d["status"] for d in mine}
+        assert all(d["status"] == "delivered" for d in mine), {
+            d["status"] for d in mine
+        }
         return mine
 
     def sync(self, mode: str = "full") -> Any:
@@ -74,11 +87,17 @@ class Delivered:
 
 
 @contextmanager
-def delivered_sandbox(make_sandbox: Callable[..., Any], workdir: Path, scale: str = "small") -> Iterator[Delivered]:
+def delivered_sandbox(
+    make_sandbox: Callable[..., Any], workdir: Path, scale: str = "small"
+) -> Iterator[Delivered]:
     """A sandbox, its receiver and the keys; the warehouse is `<workdir>/outreach.duckdb` (the default name)."""
     sandbox = make_sandbox(scale=scale, rate_limit=0, insecure_hooks=True)
     keys = sandbox.keys()
-    admins = {k["workspace_id"]: k for k in keys if k["level"] == "rw" and k["role"] == "admin"}
+    admins = {
+        k["workspace_id"]: k
+        for k in keys
+        if k["level"] == "rw" and k["role"] == "admin"
+    }
     reads: dict[str, str] = {}
     for k in keys:
         if k["level"] == "read":

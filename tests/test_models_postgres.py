@@ -22,7 +22,6 @@ from typing import Any
 
 import duckdb
 import pytest
-
 from test_models_engagement_support import delivered_sandbox
 
 from devtools.pg_copy import copy_raw_tables
