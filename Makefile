@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The folders `make lint` holds to ruff (check, format) and mypy --strict; phase 2 of issue 17 widens it to all
+LINT_PATHS := sandbox receiver dashboard
 
-.PHONY: setup system-deps test demo bench clean
+.PHONY: setup system-deps lint test demo bench clean
 
 setup: $(STAMP)
 
@@ -18,7 +20,11 @@ $(STAMP): pyproject.toml
 system-deps:
 	devtools/system-deps.sh
 
-test: setup system-deps
+# ruff check, ruff format --check, mypy --strict (pyproject.toml); any finding fails the build
+lint: setup
+	devtools/lint.sh $(LINT_PATHS)
+
+test: setup system-deps lint
 	$(BIN)/python -m pytest
 
 demo: setup
@@ -29,4 +35,4 @@ bench: setup system-deps
 	$(BIN)/python -m bench --scenario full --scale large
 
 clean:
-	rm -rf $(VENV) data .pytest_cache
+	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ stored as the difference from the first scope's.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -56,8 +57,15 @@ def _day_ticks(days: list[str]) -> dict[str, Any]:
 def _empty(fig: go.Figure, message: str) -> go.Figure:
     """The chart with its axes hidden and one note saying why it is empty."""
     fig.layout.annotations = [
-        {"text": message, "showarrow": False, "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5,
-         "font": {"size": 14, "color": "#5b6673"}}
+        {
+            "text": message,
+            "showarrow": False,
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.5,
+            "y": 0.5,
+            "font": {"size": 14, "color": "#5b6673"},
+        }
     ]
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
@@ -66,18 +74,29 @@ def _empty(fig: go.Figure, message: str) -> go.Figure:
 
 def kpi_figure(tiles: pd.DataFrame) -> go.Figure:
     """The overview's KPI tiles, one number each."""
-    fig = go.Figure(layout=_layout(150, grid={"rows": 1, "columns": len(tiles), "pattern": "independent"},
-                                   showlegend=False, margin={"l": 10, "r": 10, "t": 40, "b": 10}))
+    fig = go.Figure(
+        layout=_layout(
+            150,
+            grid={"rows": 1, "columns": len(tiles), "pattern": "independent"},
+            showlegend=False,
+            margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        )
+    )
     for column, tile in enumerate(tiles.itertuples(index=False)):
         is_pct = tile.suffix == "%"
-        missing = tile.value is None or pd.isna(tile.value)
+        raw = tile.value  # a Python int or float (itertuples unboxes); None or NaN when there is no data yet
+        value = float(raw) if isinstance(raw, int | float) and not math.isnan(raw) else None
+        missing = value is None
         fig.add_trace(
             go.Indicator(
                 mode="number",
-                value=None if missing else float(tile.value),
+                value=value,
                 number={"valueformat": ".2f" if is_pct else ",d", "suffix": tile.suffix, "font": {"size": 34}},
-                title={"text": f"{tile.label}<br><span style='font-size:11px;color:#5b6673'>"
-                               f"{'no data yet' if missing else tile.hint}</span>", "font": {"size": 14}},
+                title={
+                    "text": f"{tile.label}<br><span style='font-size:11px;color:#5b6673'>"
+                    f"{'no data yet' if missing else str(tile.hint)}</span>",
+                    "font": {"size": 14},
+                },
                 domain={"row": 0, "column": column},
                 name=str(tile.key),
             )
@@ -109,8 +128,13 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
             340,
             xaxis={"type": "date", "title": {"text": "UTC day"}},
             yaxis={"title": {"text": "messages sent"}, "rangemode": "tozero"},
-            yaxis2={"title": {"text": "replies received"}, "overlaying": "y", "side": "right", "rangemode": "tozero",
-                    "showgrid": False},
+            yaxis2={
+                "title": {"text": "replies received"},
+                "overlaying": "y",
+                "side": "right",
+                "rangemode": "tozero",
+                "showgrid": False,
+            },
             legend={"orientation": "h", "y": 1.12, "x": 0},
             bargap=0.1,
         )
@@ -119,10 +143,26 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
         return _empty(fig, "no sends or replies yet")
     days = [str(day) for day in series["activity_date"]]
     fig.add_trace(go.Bar(x=days, y=series["count_sent"].to_numpy(), name="sent", marker={"color": "#b7cbe8"}))
-    fig.add_trace(go.Scatter(x=days, y=series["count_replies_received"].to_numpy(), name="replies", yaxis="y2",
-                             mode="lines", line={"color": BLUE, "width": 2}))
-    fig.add_trace(go.Scatter(x=days, y=series["count_positive_replies_received"].to_numpy(), name="positive replies",
-                             yaxis="y2", mode="lines", line={"color": GREEN, "width": 2}))
+    fig.add_trace(
+        go.Scatter(
+            x=days,
+            y=series["count_replies_received"].to_numpy(),
+            name="replies",
+            yaxis="y2",
+            mode="lines",
+            line={"color": BLUE, "width": 2},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=days,
+            y=series["count_positive_replies_received"].to_numpy(),
+            name="positive replies",
+            yaxis="y2",
+            mode="lines",
+            line={"color": GREEN, "width": 2},
+        )
+    )
     fig.update_xaxes(**_day_ticks(days))
     return fig
 
@@ -132,7 +172,7 @@ def _variant_labels(rows: pd.DataFrame) -> list[str]:
     ids_by_name = rows.groupby("campaign_name")["campaign_id"].nunique()
     return [
         f"{name} ({str(cid)[:6]}) · v{index}" if ids_by_name[name] > 1 else f"{name} · v{index}"
-        for name, cid, index in zip(rows["campaign_name"], rows["campaign_id"], rows["variant_index"])
+        for name, cid, index in zip(rows["campaign_name"], rows["campaign_id"], rows["variant_index"], strict=True)
     ]
 
 
@@ -141,8 +181,9 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     ab = int(rows.attrs.get("ab_campaigns", 0))
     shown = int(rows["campaign_id"].nunique()) if len(rows) else 0
     several = shown > 1 or (shown == 1 and ab > 1)
-    note = (f"{shown} of {ab} A/B campaigns (most messages sent first); pick a campaign to see its own"
-            if several else "")
+    note = (
+        f"{shown} of {ab} A/B campaigns (most messages sent first); pick a campaign to see its own" if several else ""
+    )
     fig = go.Figure(
         layout=_layout(
             max(180, 90 + 26 * len(rows)),
@@ -159,22 +200,36 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     low = rows["ci_low"].fillna(0.0)
     high = rows["ci_high"].fillna(0.0)
     winner = rows["is_winner"].astype(bool)
-    customdata = list(zip(rows["subject"], rows["count_sent"], rows["count_replied"], low.round(2), high.round(2),
-                          rows["p_value"].round(4).astype(object).where(rows["p_value"].notna(), "n/a")))
+    customdata = list(
+        zip(
+            rows["subject"],
+            rows["count_sent"],
+            rows["count_replied"],
+            low.round(2),
+            high.round(2),
+            rows["p_value"].round(4).astype(object).where(rows["p_value"].notna(), "n/a"),
+            strict=True,
+        )
+    )
     fig.add_trace(
         go.Bar(
             orientation="h",
             y=_variant_labels(rows),
             x=rate.to_numpy(),
-            error_x={"type": "data", "array": (high - rate).clip(lower=0).to_numpy(),
-                     "arrayminus": (rate - low).clip(lower=0).to_numpy(), "color": DARK, "thickness": 1.2},
+            error_x={
+                "type": "data",
+                "array": (high - rate).clip(lower=0).to_numpy(),
+                "arrayminus": (rate - low).clip(lower=0).to_numpy(),
+                "color": DARK,
+                "thickness": 1.2,
+            },
             marker={"color": [GOLD if w else BLUE for w in winner]},
             text=["★ winner" if w else "" for w in winner],
             textposition="inside",
             customdata=customdata,
             hovertemplate="%{customdata[0]}<br>sent %{customdata[1]}, replied %{customdata[2]}<br>"
-                          "reply rate %{x:.2f}% (95%: %{customdata[3]} to %{customdata[4]})<br>"
-                          "p vs best other %{customdata[5]}<extra></extra>",
+            "reply rate %{x:.2f}% (95%: %{customdata[3]} to %{customdata[4]})<br>"
+            "p vs best other %{customdata[5]}<extra></extra>",
             name="variants",
         )
     )
@@ -190,8 +245,13 @@ _MAILBOX_METRICS = (
 
 def mailbox_figure(series: pd.DataFrame) -> go.Figure:
     """Reputation, warmup health and utilisation per day, one row each (mean and range for many mailboxes)."""
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
-                        subplot_titles=[title for _, title in _MAILBOX_METRICS])
+    fig = make_subplots(
+        rows=3,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.07,
+        subplot_titles=[title for _, title in _MAILBOX_METRICS],
+    )
     titles = list(fig.layout.annotations)
     fig.update_layout(_layout(520, legend={"orientation": "h", "y": -0.08, "x": 0}))
     fig.update_layout(annotations=titles)
@@ -208,14 +268,48 @@ def mailbox_figure(series: pd.DataFrame) -> go.Figure:
             days = [str(day) for day in line["activity_date"]]
             colour = palette[index % len(palette)]
             if line["high"].notna().any():
-                fig.add_trace(go.Scatter(x=days, y=line["high"].to_numpy(), mode="lines", line={"width": 0},
-                                         showlegend=False, hoverinfo="skip", legendgroup=name), row=row, col=1)
-                fig.add_trace(go.Scatter(x=days, y=line["low"].to_numpy(), mode="lines", line={"width": 0},
-                                         fill="tonexty", fillcolor="rgba(59,111,182,0.15)", name="min to max",
-                                         showlegend=row == 1, legendgroup="range"), row=row, col=1)
-            fig.add_trace(go.Scatter(x=days, y=line["value"].to_numpy(), mode="lines+markers", name=name,
-                                     line={"color": colour, "width": 2}, marker={"size": 5},
-                                     legendgroup=name, showlegend=row == 1), row=row, col=1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=days,
+                        y=line["high"].to_numpy(),
+                        mode="lines",
+                        line={"width": 0},
+                        showlegend=False,
+                        hoverinfo="skip",
+                        legendgroup=name,
+                    ),
+                    row=row,
+                    col=1,
+                )
+                fig.add_trace(
+                    go.Scatter(
+                        x=days,
+                        y=line["low"].to_numpy(),
+                        mode="lines",
+                        line={"width": 0},
+                        fill="tonexty",
+                        fillcolor="rgba(59,111,182,0.15)",
+                        name="min to max",
+                        showlegend=row == 1,
+                        legendgroup="range",
+                    ),
+                    row=row,
+                    col=1,
+                )
+            fig.add_trace(
+                go.Scatter(
+                    x=days,
+                    y=line["value"].to_numpy(),
+                    mode="lines+markers",
+                    name=name,
+                    line={"color": colour, "width": 2},
+                    marker={"size": 5},
+                    legendgroup=name,
+                    showlegend=row == 1,
+                ),
+                row=row,
+                col=1,
+            )
     fig.update_xaxes(type="date", **_day_ticks([str(day) for day in series["activity_date"]]))
     return fig
 
@@ -223,8 +317,12 @@ def mailbox_figure(series: pd.DataFrame) -> go.Figure:
 def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
     """Reply messages per class (or per reply_type, green when it counts as positive)."""
     fig = go.Figure(
-        layout=_layout(320, showlegend=False, yaxis={"title": {"text": "reply messages"}, "rangemode": "tozero"},
-                       xaxis={"type": "category"})
+        layout=_layout(
+            320,
+            showlegend=False,
+            yaxis={"title": {"text": "reply messages"}, "rangemode": "tozero"},
+            xaxis={"type": "category"},
+        )
     )
     if classes.empty:
         return _empty(fig, "no replies yet")
@@ -249,9 +347,12 @@ def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
 def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
     """Human reply rate by weekday (rows, Monday first) and hour (columns); blank cells had no sends."""
     fig = go.Figure(
-        layout=_layout(300, showlegend=False,
-                       xaxis={"title": {"text": "hour"}, "dtick": 2},
-                       yaxis={"autorange": "reversed", "type": "category"})
+        layout=_layout(
+            300,
+            showlegend=False,
+            xaxis={"title": {"text": "hour"}, "dtick": 2},
+            yaxis={"autorange": "reversed", "type": "category"},
+        )
     )
     if int(grid["sends"].sum()) == 0:
         return _empty(fig, "no sends yet")

@@ -34,26 +34,66 @@ REQUIRED: Mapping[str, frozenset[str]] = {
     "workspace_overview": frozenset({"workspace_id", "workspace_name", "synced_at"}),
     "campaign_performance": frozenset(
         {
-            "campaign_id", "workspace_id", "campaign_name", "campaign_status", "count_recipients", "count_pending",
-            "count_sent", "count_delivered", "count_opened", "count_clicked", "count_replied",
-            "count_positive_replies", "count_bounced", "reply_rate",
+            "campaign_id",
+            "workspace_id",
+            "campaign_name",
+            "campaign_status",
+            "count_recipients",
+            "count_pending",
+            "count_sent",
+            "count_delivered",
+            "count_opened",
+            "count_clicked",
+            "count_replied",
+            "count_positive_replies",
+            "count_bounced",
+            "reply_rate",
         }
     ),
     "campaign_daily": frozenset(
-        {"campaign_id", "workspace_id", "activity_date", "count_sent", "count_replies_received",
-         "count_positive_replies_received"}
+        {
+            "campaign_id",
+            "workspace_id",
+            "activity_date",
+            "count_sent",
+            "count_replies_received",
+            "count_positive_replies_received",
+        }
     ),
     "variant_performance": frozenset(
-        {"campaign_id", "workspace_id", "variant_index", "subject", "count_sent", "count_replied", "reply_rate",
-         "p_value", "is_winner", "count_variants_in_campaign"}
+        {
+            "campaign_id",
+            "workspace_id",
+            "variant_index",
+            "subject",
+            "count_sent",
+            "count_replied",
+            "reply_rate",
+            "p_value",
+            "is_winner",
+            "count_variants_in_campaign",
+        }
     ),
     "mailbox_health": frozenset(
-        {"email_account_id", "workspace_id", "mailbox_email", "is_active", "reputation_score",
-         "is_warmup_enabled", "warmup_health_score"}
+        {
+            "email_account_id",
+            "workspace_id",
+            "mailbox_email",
+            "is_active",
+            "reputation_score",
+            "is_warmup_enabled",
+            "warmup_health_score",
+        }
     ),
     "mailbox_daily": frozenset(
-        {"email_account_id", "workspace_id", "activity_date", "reputation_score", "warmup_health_score",
-         "max_utilisation_pct"}
+        {
+            "email_account_id",
+            "workspace_id",
+            "activity_date",
+            "reputation_score",
+            "warmup_health_score",
+            "max_utilisation_pct",
+        }
     ),
     "reply_outcomes": frozenset({"campaign_id", "workspace_id", "reply_type", "is_positive", "count_replies"}),
 }
@@ -92,23 +132,25 @@ class ReportData:
 
     def for_workspace(self, workspace_id: str) -> ReportData:
         """The rows of one workspace."""
-        return replace(
-            self,
-            **{name: _where(getattr(self, name), "workspace_id", workspace_id) for name in _FRAMES},
-        )
+        frames = {name: _where(getattr(self, name), "workspace_id", workspace_id) for name in _FRAMES}
+        return replace(self, **frames, features=self.features)  # features named: ** then holds frames only
 
     def campaign_parts(self) -> Iterator[tuple[str, ReportData]]:
         """Each campaign's rows, in campaign order; workspace-grain frames (mailboxes, send times) stay whole."""
         parts = {name: dict(iter(getattr(self, name).groupby("campaign_id", sort=False))) for name in _CAMPAIGN_FRAMES}
         for campaign_id in self.campaigns["campaign_id"]:
             key = str(campaign_id)
-            yield key, replace(
-                self,
-                **{
-                    name: parts[name][key].reset_index(drop=True) if key in parts[name]
-                    else getattr(self, name).iloc[0:0]
-                    for name in _CAMPAIGN_FRAMES
-                },
+            yield (
+                key,
+                replace(
+                    self,
+                    **{
+                        name: parts[name][key].reset_index(drop=True)
+                        if key in parts[name]
+                        else getattr(self, name).iloc[0:0]
+                        for name in _CAMPAIGN_FRAMES
+                    },
+                ),
             )
 
 
@@ -137,7 +179,8 @@ def load(bi_path: str | Path) -> ReportData:
             if "send_time_performance" in columns:
                 log.warning(
                     "%s: reporting.send_time_performance lacks %s; the heatmap falls back to lead_engagement",
-                    path, ", ".join(sorted(SEND_TIME_COLUMNS - columns["send_time_performance"])),
+                    path,
+                    ", ".join(sorted(SEND_TIME_COLUMNS - columns["send_time_performance"])),
                 )
             _require(path, columns, FALLBACK_SEND_TIMES)
         return ReportData(
@@ -230,8 +273,7 @@ def _first_line(exc: BaseException) -> str:
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for table, column in con.execute(
-        "select table_name, column_name from information_schema.columns where table_catalog = ? "
-        "and table_schema = ?",
+        "select table_name, column_name from information_schema.columns where table_catalog = ? and table_schema = ?",
         [_ALIAS, SCHEMA],
     ).fetchall():
         found.setdefault(str(table), set()).add(str(column))
@@ -254,7 +296,8 @@ def _require(path: Path, columns: Mapping[str, set[str]], needed: Mapping[str, f
 
 def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
     """A query's result as pandas (through Arrow: duckdb's own .df() warns under pandas 3)."""
-    return con.sql(sql).to_arrow_table().to_pandas()
+    frame: pd.DataFrame = con.sql(sql).to_arrow_table().to_pandas()  # pyarrow is untyped (Any): the type stated
+    return frame
 
 
 _WORKSPACES = """

@@ -57,10 +57,20 @@ def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Featur
         ("contacted", "contacted", contacted, "", "recipients"),
         ("reply_rate", rate_label, rate, "%", rate_hint),
         ("positive", "positive", int(campaigns["count_positive_replies"].sum()), "", "recipients"),
-        ("bounce_rate", "bounce rate", pct(float(campaigns["count_bounced"].sum()), float(campaigns["count_sent"].sum())),
-         "%", "% of sent"),
-        ("mailboxes_healthy", "mailboxes healthy", int((healthy & warm_ok).sum()), f" of {len(mailboxes)}",
-         f"reputation ≥ {HEALTHY_REPUTATION:g}, warmup ≥ {HEALTHY_WARMUP:g}"),
+        (
+            "bounce_rate",
+            "bounce rate",
+            pct(float(campaigns["count_bounced"].sum()), float(campaigns["count_sent"].sum())),
+            "%",
+            "% of sent",
+        ),
+        (
+            "mailboxes_healthy",
+            "mailboxes healthy",
+            int((healthy & warm_ok).sum()),
+            f" of {len(mailboxes)}",
+            f"reputation ≥ {HEALTHY_REPUTATION:g}, warmup ≥ {HEALTHY_WARMUP:g}",
+        ),
     ]
     return pd.DataFrame(rows, columns=["key", "label", "value", "suffix", "hint"])
 
@@ -113,10 +123,11 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
         chosen = ab[ab["campaign_id"].isin(sent.index[:MAX_AB_CAMPAIGNS])]
         order = {cid: i for i, cid in enumerate(sent.index)}
         chosen = chosen.assign(_order=chosen["campaign_id"].map(order)).sort_values(["_order", "variant_index"])
-    out = chosen[["campaign_id", "variant_index", "subject", "count_sent", "count_replied", "reply_rate", "p_value",
-                  "is_winner"]].reset_index(drop=True)
+    out = chosen[
+        ["campaign_id", "variant_index", "subject", "count_sent", "count_replied", "reply_rate", "p_value", "is_winner"]
+    ].reset_index(drop=True)
     out.insert(1, "campaign_name", [str(names.get(cid, cid)) for cid in out["campaign_id"]])
-    intervals = [wilson_interval(int(r), int(s)) for r, s in zip(out["count_replied"], out["count_sent"])]
+    intervals = [wilson_interval(int(r), int(s)) for r, s in zip(out["count_replied"], out["count_sent"], strict=True)]
     out["ci_low"] = [low for low, _ in intervals]
     out["ci_high"] = [high for _, high in intervals]
     out.attrs["ab_campaigns"] = ab_campaigns
@@ -179,6 +190,6 @@ def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
     out = grid.merge(cells, on=["weekday", "hour"], how="left")
     out[["sends", "replies"]] = out[["sends", "replies"]].fillna(0).astype("int64")
     out["human_reply_rate"] = [
-        round2(w / s) if s else float("nan") for w, s in zip(out["_weighted"].fillna(0.0), out["sends"])
+        round2(w / s) if s else float("nan") for w, s in zip(out["_weighted"].fillna(0.0), out["sends"], strict=True)
     ]
     return out.drop(columns="_weighted")

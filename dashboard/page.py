@@ -79,8 +79,11 @@ def _workspace_menu(data: ReportData) -> list[dict[str, Any]]:
                 "id": str(workspace.workspace_id),
                 "name": str(workspace.workspace_name or workspace.workspace_id),
                 "campaigns": [
-                    {"id": str(c.campaign_id), "name": str(c.campaign_name or c.campaign_id),
-                     "status": str(c.campaign_status or "")}
+                    {
+                        "id": str(c.campaign_id),
+                        "name": str(c.campaign_name or c.campaign_id),
+                        "status": str(c.campaign_status or ""),
+                    }
                     for c in rows.sort_values(["campaign_name", "campaign_id"]).itertuples(index=False)
                 ],
             }
@@ -112,7 +115,7 @@ def render_page(data: ReportData, charts: Sequence[Chart], scopes: Iterable[Scop
     as_of = _as_of(data)
     sections = "\n".join(
         f'<section class="card{" wide" if c.key in _WIDE else ""}" id="card-{c.key}">'
-        f"<h2>{html.escape(c.heading)}</h2><p class=\"caption\">{html.escape(c.caption(data))}</p>"
+        f'<h2>{html.escape(c.heading)}</h2><p class="caption">{html.escape(c.caption(data))}</p>'
         f'<div class="chart" id="chart-{c.key}" data-chart="{c.key}"></div></section>'
         for c in charts
     )

@@ -41,57 +41,71 @@ CHARTS: tuple[Chart, ...] = (
     Chart(
         "kpi",
         "Overview",
-        lambda d: "Contacted: recipients sent at least one message. Positive: recipients with a positive reply. "
-        f"Healthy mailbox: active, reputation at least {metrics.HEALTHY_REPUTATION:g} and warmup health (when on) "
-        f"at least {metrics.HEALTHY_WARMUP:g}; a campaign shows its workspace's mailboxes.",
+        lambda d: (
+            "Contacted: recipients sent at least one message. Positive: recipients with a positive reply. "
+            f"Healthy mailbox: active, reputation at least {metrics.HEALTHY_REPUTATION:g} and warmup health (when on) "
+            f"at least {metrics.HEALTHY_WARMUP:g}; a campaign shows its workspace's mailboxes."
+        ),
         lambda d: charts.kpi_figure(metrics.kpi_tiles(d.campaigns, d.mailboxes, d.features)),
     ),
     Chart(
         "funnel",
         "Campaign funnel",
-        lambda d: "Recipients at each stage (the API's campaign totals, reporting.campaign_performance); "
-        "percentages of contacted.",
+        lambda d: (
+            "Recipients at each stage (the API's campaign totals, reporting.campaign_performance); "
+            "percentages of contacted."
+        ),
         lambda d: charts.funnel_figure(metrics.funnel_stages(d.campaigns)),
     ),
     Chart(
         "outcomes",
         "Reply outcomes",
-        lambda d: "Reply messages by class (reporting.reply_outcomes)."
-        if d.features.reply_class
-        else "Reply messages by the service's reply_type, green when it counts as positive "
-        "(reporting.reply_outcomes; reply classes come with a later models release).",
+        lambda d: (
+            "Reply messages by class (reporting.reply_outcomes)."
+            if d.features.reply_class
+            else "Reply messages by the service's reply_type, green when it counts as positive "
+            "(reporting.reply_outcomes; reply classes come with a later models release)."
+        ),
         lambda d: charts.outcomes_figure(metrics.outcome_classes(d.outcomes), d.features.reply_class),
     ),
     Chart(
         "daily",
         "Sends and replies per day",
-        lambda d: "Every day the warehouse kept (beyond the API's 14 days): messages sent, reply messages received "
-        "(reporting.campaign_daily).",
+        lambda d: (
+            "Every day the warehouse kept (beyond the API's 14 days): messages sent, reply messages received "
+            "(reporting.campaign_daily)."
+        ),
         lambda d: charts.daily_figure(metrics.daily_series(d.daily)),
     ),
     Chart(
         "variants",
         "A/B variants",
-        lambda d: "Reply rate of each subject line with its 95% Wilson interval; a winner (gold) beats the best other "
-        "variant with p < 0.05 (reporting.variant_performance).",
+        lambda d: (
+            "Reply rate of each subject line with its 95% Wilson interval; a winner (gold) beats the best other "
+            "variant with p < 0.05 (reporting.variant_performance)."
+        ),
         lambda d: charts.variants_figure(metrics.variant_rows(d.variants, d.campaigns)),
     ),
     Chart(
         "mailboxes",
         "Mailbox health over time",
-        lambda d: f"Reputation, warmup health (mailboxes with warmup on) and utilisation per day "
-        f"(reporting.mailbox_daily); more than {metrics.MAX_MAILBOX_LINES} mailboxes: their mean and range.",
+        lambda d: (
+            f"Reputation, warmup health (mailboxes with warmup on) and utilisation per day "
+            f"(reporting.mailbox_daily); more than {metrics.MAX_MAILBOX_LINES} mailboxes: their mean and range."
+        ),
         lambda d: charts.mailbox_figure(metrics.mailbox_series(d.mailbox_daily)),
         workspace_grain=True,
     ),
     Chart(
         "send_times",
         "Reply rate by weekday and hour",
-        lambda d: "Human reply rate by the weekday and hour of sending, in each campaign's time zone "
-        "(reporting.send_time_performance); several workspaces: weighted by sends."
-        if d.features.send_time_performance
-        else "Share of leads who replied, by the UTC weekday and hour of their last contact "
-        "(reporting.lead_engagement; send-time performance comes with a later models release).",
+        lambda d: (
+            "Human reply rate by the weekday and hour of sending, in each campaign's time zone "
+            "(reporting.send_time_performance); several workspaces: weighted by sends."
+            if d.features.send_time_performance
+            else "Share of leads who replied, by the UTC weekday and hour of their last contact "
+            "(reporting.lead_engagement; send-time performance comes with a later models release)."
+        ),
         lambda d: charts.send_time_figure(metrics.send_time_grid(d.send_times), _rate_label(d)),
         workspace_grain=True,
     ),

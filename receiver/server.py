@@ -43,7 +43,9 @@ def resolve_signing_secrets() -> str | dict[str, str]:
         try:
             many = json.loads(many)
         except ValueError:
-            raise SystemExit("error: SOURCES__OUTREACH__SIGNING_SECRETS must be a JSON object {workspace_id: secret}") from None
+            raise SystemExit(
+                "error: SOURCES__OUTREACH__SIGNING_SECRETS must be a JSON object {workspace_id: secret}"
+            ) from None
     if isinstance(many, Mapping) and many:
         return {str(k): str(v) for k, v in many.items()}
     one: Any = dlt.secrets.get("sources.outreach.signing_secret")

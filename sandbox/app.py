@@ -57,7 +57,14 @@ def create_app(settings: SandboxSettings) -> FastAPI:
         yield
         runtime.close()
 
-    app = FastAPI(title="Outreach Campaign Service sandbox", version="1.0", lifespan=lifespan, docs_url="/_sandbox/docs", openapi_url="/_sandbox/openapi.json", redoc_url=None)
+    app = FastAPI(
+        title="Outreach Campaign Service sandbox",
+        version="1.0",
+        lifespan=lifespan,
+        docs_url="/_sandbox/docs",
+        openapi_url="/_sandbox/openapi.json",
+        redoc_url=None,
+    )
     app.state.sandbox = runtime
     install_handlers(app)
     for module in (account, campaigns, campaign_writes, replies, mailboxes, search, hooks):

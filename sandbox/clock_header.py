@@ -6,7 +6,7 @@ Clients read the service's time from `Date` (RFC 7231 IMF-fixdate, whole seconds
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
 
@@ -15,7 +15,7 @@ from .gate import ASGIApp, Message, Receive, Scope, Send
 
 def http_date(t: float) -> str:
     """`Tue, 10 Mar 2026 15:00:00 GMT` for Unix time t (seconds dropped, as HTTP dates have none)."""
-    return format_datetime(datetime.fromtimestamp(int(t), tz=timezone.utc), usegmt=True)
+    return format_datetime(datetime.fromtimestamp(int(t), tz=UTC), usegmt=True)
 
 
 class SimulatedDate:

@@ -60,7 +60,7 @@ def make_replies(
     read = (rng.random(n) < np.where(now - received > 2 * 86_400, 0.85, 0.25)).tolist()
     mbs = campaign.recipients.mailbox[rows].tolist()
     out = []
-    for i, (row, t, code) in enumerate(zip(rows.tolist(), received.tolist(), type_codes.tolist())):
+    for i, (row, t, code) in enumerate(zip(rows.tolist(), received.tolist(), type_codes.tolist(), strict=True)):
         mailbox = ws.mailboxes[mbs[i]] if mbs[i] >= 0 else ws.mailboxes[0]
         out.append(
             Reply(

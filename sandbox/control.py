@@ -10,7 +10,10 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 LITERAL_SEGMENTS = frozenset(
-    "account campaigns launch pause resume leads stats replies read email-accounts search people companies import hooks events sample".split()
+    (
+        "account campaigns launch pause resume leads stats replies read email-accounts search people companies"
+        " import hooks events sample"
+    ).split()
 )
 
 

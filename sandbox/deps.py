@@ -10,7 +10,9 @@ from .errors import ApiError, invalid
 from .model import ApiKey, Workspace
 
 FORBIDDEN_READ = "Forbidden: this API key is read-only; use a read and write key for changes."
-FORBIDDEN_FORMER = "Forbidden: this key was made by someone who is no longer an owner or admin of the workspace; create a new key."
+FORBIDDEN_FORMER = (
+    "Forbidden: this key was made by someone who is no longer an owner or admin of the workspace; create a new key."
+)
 
 
 def runtime(request: Request) -> Any:
@@ -34,7 +36,9 @@ def writer(request: Request) -> tuple[Any, ApiKey, Workspace]:
     return rt, key, ws
 
 
-def int_param(request: Request, name: str, default: int, low: int, high: int | None, errors: dict[str, list[str]]) -> int:
+def int_param(
+    request: Request, name: str, default: int, low: int, high: int | None, errors: dict[str, list[str]]
+) -> int:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
@@ -44,7 +48,11 @@ def int_param(request: Request, name: str, default: int, low: int, high: int | N
         errors[name] = [f"The {name} must be an integer."]
         return default
     if value < low or (high is not None and value > high):
-        errors[name] = [f"The {name} must be between {low} and {high}." if high is not None else f"The {name} must be at least {low}."]
+        errors[name] = [
+            f"The {name} must be between {low} and {high}."
+            if high is not None
+            else f"The {name} must be at least {low}."
+        ]
         return default
     return value
 

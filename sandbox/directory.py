@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from . import vocab
 
@@ -20,21 +21,21 @@ _TITLE_SENIORITY = np.array([SENIORITY_KEYS.index(s) for _, s in vocab.TITLES], 
 @dataclass
 class Directory:
     # companies
-    company_name: np.ndarray  # object array of str
-    company_domain: np.ndarray  # object array of str ("" = unknown domain)
-    company_industry: np.ndarray
-    company_size: np.ndarray
-    company_country: np.ndarray
-    company_city: np.ndarray
-    company_open_roles: np.ndarray
-    company_hiring: np.ndarray  # title index the company hires for (-1 none)
+    company_name: npt.NDArray[np.object_]  # of str
+    company_domain: npt.NDArray[np.object_]  # of str ("" = unknown domain)
+    company_industry: npt.NDArray[np.int8]
+    company_size: npt.NDArray[np.int8]
+    company_country: npt.NDArray[np.int8]
+    company_city: npt.NDArray[np.int8]
+    company_open_roles: npt.NDArray[np.int16]
+    company_hiring: npt.NDArray[np.int16]  # title index the company hires for (-1 none)
     # people
-    first: np.ndarray
-    last: np.ndarray
-    company: np.ndarray
-    prev_company: np.ndarray
-    title: np.ndarray
-    has_email: np.ndarray
+    first: npt.NDArray[np.int16]
+    last: npt.NDArray[np.int16]
+    company: npt.NDArray[np.int32]
+    prev_company: npt.NDArray[np.int32]
+    title: npt.NDArray[np.int8]
+    has_email: npt.NDArray[np.bool_]
 
     @property
     def people(self) -> int:
@@ -46,10 +47,10 @@ class Directory:
 
     # ---- text of one person -------------------------------------------------------------------
     def first_name(self, p: int) -> str:
-        return vocab.FIRST_NAMES[self.first[p]]
+        return vocab.FIRST_NAMES[int(self.first[p])]
 
     def last_name(self, p: int) -> str:
-        return vocab.LAST_NAMES[self.last[p]]
+        return vocab.LAST_NAMES[int(self.last[p])]
 
     def company_of(self, p: int) -> str:
         return str(self.company_name[self.company[p]])
@@ -90,14 +91,14 @@ class Directory:
         }
 
     # ---- vectorised filters -------------------------------------------------------------------
-    def companies_matching_text(self, text: str) -> np.ndarray:
+    def companies_matching_text(self, text: str) -> npt.NDArray[np.bool_]:
         """Boolean mask over companies whose name or domain contains text (case-insensitive)."""
         needle = text.lower()
         names = np.char.lower(self.company_name.astype(str))
         domains = np.char.lower(self.company_domain.astype(str))
         return (np.char.find(names, needle) >= 0) | (np.char.find(domains, needle) >= 0)
 
-    def companies_matching_any(self, values: list[str]) -> np.ndarray:
+    def companies_matching_any(self, values: list[str]) -> npt.NDArray[np.bool_]:
         """Companies whose name or domain equals (case-insensitive) or contains one of values."""
         mask = np.zeros(self.companies, dtype=bool)
         for value in values:
@@ -105,16 +106,16 @@ class Directory:
         return mask
 
 
-def _vocab_mask(words: tuple[str, ...], needle: str) -> np.ndarray:
+def _vocab_mask(words: tuple[str, ...], needle: str) -> npt.NDArray[np.bool_]:
     return np.array([needle in w.lower() for w in words], dtype=bool)
 
 
-def title_mask_containing(text: str) -> np.ndarray:
+def title_mask_containing(text: str) -> npt.NDArray[np.bool_]:
     """Boolean mask over vocab.TITLES whose title contains text (case-insensitive)."""
     return _vocab_mask(tuple(t for t, _ in vocab.TITLES), text.lower())
 
 
-def people_matching_text(d: Directory, text: str) -> np.ndarray:
+def people_matching_text(d: Directory, text: str) -> npt.NDArray[np.bool_]:
     """People whose name, title or company contains text."""
     needle = text.lower().strip()
     first_ok = _vocab_mask(tuple(vocab.FIRST_NAMES), needle)[d.first]
@@ -128,7 +129,7 @@ def people_matching_text(d: Directory, text: str) -> np.ndarray:
     return first_ok | last_ok | title_ok | company_ok | full
 
 
-def seniority_of(d: Directory) -> np.ndarray:
+def seniority_of(d: Directory) -> npt.NDArray[np.int8]:
     """Seniority index (into SENIORITY_KEYS) of every person."""
     return _TITLE_SENIORITY[d.title]
 
@@ -157,7 +158,9 @@ def build_directory(rng: np.random.Generator, people: int) -> Directory:
     hiring = np.where(rng.random(n_companies) < 0.4, rng.integers(0, len(vocab.TITLES), n_companies), -1)
     company = rng.choice(n_companies, size=people, p=weight).astype(np.int32)
     prev = np.where(rng.random(people) < 0.6, rng.integers(0, n_companies, people), company).astype(np.int32)
-    title_p = np.array([3, 3, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 2, 2], float)
+    title_p = np.array(
+        [3, 3, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 5, 5, 5, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 2, 2], float
+    )
     title_p /= title_p.sum()
     return Directory(
         company_name=names,
@@ -165,7 +168,9 @@ def build_directory(rng: np.random.Generator, people: int) -> Directory:
         company_industry=rng.integers(0, len(vocab.INDUSTRIES), n_companies).astype(np.int8),
         company_size=size.astype(np.int8),
         company_country=rng.choice(
-            len(vocab.COUNTRIES), size=n_companies, p=[0.34, 0.12, 0.1, 0.07, 0.05, 0.05, 0.07, 0.04, 0.05, 0.05, 0.03, 0.03]
+            len(vocab.COUNTRIES),
+            size=n_companies,
+            p=[0.34, 0.12, 0.1, 0.07, 0.05, 0.05, 0.07, 0.04, 0.05, 0.05, 0.03, 0.03],
         ).astype(np.int8),
         company_city=rng.integers(0, 5, n_companies).astype(np.int8),
         company_open_roles=np.where(hiring >= 0, rng.integers(1, 40, n_companies), 0).astype(np.int16),

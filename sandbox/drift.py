@@ -112,7 +112,10 @@ def _reply(r: dict[str, Any], d: Drift) -> None:
 def _mailbox(m: dict[str, Any], d: Drift) -> None:
     if d.new_fields:
         m["signature_enabled"] = True
-        m["tracking_domain"] = {"host": "track." + str(m["email"]).rpartition("@")[2], "verified": _score(m["id"]) % 4 != 0}
+        m["tracking_domain"] = {
+            "host": "track." + str(m["email"]).rpartition("@")[2],
+            "verified": _score(m["id"]) % 4 != 0,
+        }
     if d.unknown_enums and drifts(m["id"]):
         m["provider"] = PROVIDER.get(m["provider"], m["provider"])
     if d.string_numbers:
@@ -157,7 +160,7 @@ def apply(route: str, body: Any, d: Drift) -> Any:
         return body
     shape, many = spec
     data = body.get("data")
-    for record in (data if many and isinstance(data, list) else [data]):
+    for record in data if many and isinstance(data, list) else [data]:
         if isinstance(record, dict):
             shape(record, d)
     return body

@@ -43,7 +43,9 @@ def invalid(errors: dict[str, list[str]], message: str = "The given data was inv
 
 
 def not_found(what: str) -> ApiError:
-    return ApiError(404, f"{what} not found in this workspace: check the id and that the key belongs to the right workspace.")
+    return ApiError(
+        404, f"{what} not found in this workspace: check the id and that the key belongs to the right workspace."
+    )
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -61,6 +63,8 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> Response:
-        message = {404: "Not found: no such endpoint; see the API reference for paths under /api/v1.",
-                   405: "Method not allowed on this path."}.get(exc.status_code, str(exc.detail))
+        message = {
+            404: "Not found: no such endpoint; see the API reference for paths under /api/v1.",
+            405: "Method not allowed on this path.",
+        }.get(exc.status_code, str(exc.detail))
         return JSON({"message": message}, status_code=exc.status_code)

@@ -8,7 +8,8 @@ successful JSON body is rewritten (sandbox/drift.py) before any truncation fault
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 
@@ -21,7 +22,10 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-UNAUTHENTICATED = "Unauthenticated: missing or invalid API key. Send the header 'Authorization: Bearer <API_KEY>' with a key from the workspace settings."
+UNAUTHENTICATED = (
+    "Unauthenticated: missing or invalid API key."
+    " Send the header 'Authorization: Bearer <API_KEY>' with a key from the workspace settings."
+)
 
 
 class ApiGate:
@@ -55,7 +59,12 @@ class ApiGate:
         kind, fault_status = rt.faults.decide()
         if kind == "error":
             headers = {"retry-after": "1"} if fault_status == 429 else {}
-            await _reply(send, fault_status, {"message": f"Injected fault: HTTP {fault_status} (sandbox fault injection)."}, headers)
+            await _reply(
+                send,
+                fault_status,
+                {"message": f"Injected fault: HTTP {fault_status} (sandbox fault injection)."},
+                headers,
+            )
             return
         if kind == "timeout":
             await _hang(rt)
@@ -67,12 +76,19 @@ class ApiGate:
             await _reply(send, 401, {"message": UNAUTHENTICATED}, {"www-authenticate": "Bearer"})
             return
         allowed, remaining, retry = rt.limiter.check(api_key.key)
-        limit_headers = {"x-ratelimit-limit": str(rt.limiter.limit), "x-ratelimit-remaining": str(remaining)} if rt.limiter.limit else {}
+        limit_headers = (
+            {"x-ratelimit-limit": str(rt.limiter.limit), "x-ratelimit-remaining": str(remaining)}
+            if rt.limiter.limit
+            else {}
+        )
         if not allowed:
             await _reply(
                 send,
                 429,
-                {"message": f"Too many requests: more than {rt.limiter.limit} a minute for this key; retry after {retry} s."},
+                {
+                    "message": f"Too many requests: more than {rt.limiter.limit} a minute for this key;"
+                    f" retry after {retry} s."
+                },
                 {**limit_headers, "retry-after": str(retry)},
             )
             return

@@ -6,7 +6,7 @@ per-recipient arrays written here, so the seeded state obeys the same invariants
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def first_send_times(c: Campaign, t0: float, t1: float, n: int, rng: np.random.G
 def step_times(c: Campaign, first: np.ndarray, steps: int, gap: float, now: float) -> np.ndarray:
     """Send time of every step (k x steps): each follow-up `gap` after the previous one, moved on to the
     next send day when it falls on a day outside send_window.days (same local time of day)."""
-    offset = zone(c.timezone).utcoffset(datetime.fromtimestamp(now, tz=timezone.utc))
+    offset = zone(c.timezone).utcoffset(datetime.fromtimestamp(now, tz=UTC))
     shift = offset.total_seconds() if offset is not None else 0.0
     allowed = np.array([day in c.days for day in WEEKDAYS])
     times = np.empty((first.size, steps))
@@ -159,7 +159,7 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
         sel = steps_sent > j
         t = times[sel, j]
         days, counts = np.unique((t // DAY).astype(np.int64), return_counts=True)
-        for day, count in zip(days.tolist(), counts.tolist()):
+        for day, count in zip(days.tolist(), counts.tolist(), strict=True):
             c.daily[day] = c.daily.get(day, 0) + count
         mb_counts = np.bincount(mailbox[sel], minlength=len(ws.mailboxes))
         mb_today = np.bincount(mailbox[sel][t >= today], minlength=len(ws.mailboxes))

@@ -57,6 +57,18 @@ class Recipients:
     `next_due` is when the next step may be sent (0 = never contacted, inf = nothing left to send).
     """
 
+    # The float columns (_FLOAT_COLUMNS), made in __init__ and append by name.
+    next_due: np.ndarray
+    last_sent: np.ndarray
+    opened: np.ndarray
+    clicked: np.ndarray
+    replied: np.ndarray
+    bounced: np.ndarray
+    open_due: np.ndarray
+    click_due: np.ndarray
+    reply_due: np.ndarray
+    unsub_due: np.ndarray
+
     def __init__(self, base: int) -> None:
         self.base = base
         self._prefix = str(uuid.UUID(int=base))[:-8]
@@ -181,9 +193,9 @@ class Reply:
     """One reply per recipient. Text fields are rendered on access from the campaign row (cheap to hold)."""
 
     id: str
-    campaign: "Campaign"
+    campaign: Campaign
     row: int
-    mailbox: "Mailbox"
+    mailbox: Mailbox
     reply_type: str
     text_seed: int
     is_read: bool
@@ -223,7 +235,10 @@ class Reply:
     @property
     def quoted(self) -> str:
         sent = (iso(float(self.campaign.recipients.last_sent[self.row])) or "")[:10]
-        lines = [f"On {sent}, {self.mailbox.display_name} <{self.mailbox.email}> wrote:", *self._rendered("body").splitlines()]
+        lines = [
+            f"On {sent}, {self.mailbox.display_name} <{self.mailbox.email}> wrote:",
+            *self._rendered("body").splitlines(),
+        ]
         return "\n".join("> " + line for line in lines)
 
     @property
@@ -304,7 +319,7 @@ class Workspace:
     replies_dirty: bool = False
     _sorted_upto: int = 0  # replies[:_sorted_upto] are sorted; later ones were appended since
     replies_version: int = 0  # bumped when a reply is added or marked read
-    _reply_views: dict[tuple[str | None, bool], list["Reply"]] = field(default_factory=dict)
+    _reply_views: dict[tuple[str | None, bool], list[Reply]] = field(default_factory=dict)
     _reply_views_version: int = -1
     rng: np.random.Generator | None = None  # this workspace's simulation randomness (None: the state's shared one)
 

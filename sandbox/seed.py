@@ -14,14 +14,39 @@ from .model import ApiKey, Campaign, LeadList, Mailbox, Recipients, State, Works
 from .settings import SCALES, SandboxSettings, Scale
 from .timeutil import DAY
 
-STATUS_PATTERN = ("active", "completed", "paused", "draft", "active", "active", "completed", "active", "paused", "active", "draft", "active")
+STATUS_PATTERN = (
+    "active",
+    "completed",
+    "paused",
+    "draft",
+    "active",
+    "active",
+    "completed",
+    "active",
+    "paused",
+    "active",
+    "draft",
+    "active",
+)
 WORKSPACES = (("Northwind Growth", "growth", "northwind-mail.com"), ("Bluebird Studio", "starter", "bluebird-hq.io"))
 PLAN_ROW_LIMITS = {"starter": 1_000, "growth": 10_000, "scale": 50_000}
 PEOPLE_SEARCH_INDUSTRY_PLANS = {"growth", "scale"}
 
 
-AGENCY_WORDS = ("Growth", "Studio", "Partners", "Digital", "Media", "Labs", "Agency", "Collective", "Works", "Ventures",
-                "Consulting", "Outreach")
+AGENCY_WORDS = (
+    "Growth",
+    "Studio",
+    "Partners",
+    "Digital",
+    "Media",
+    "Labs",
+    "Agency",
+    "Collective",
+    "Works",
+    "Ventures",
+    "Consulting",
+    "Outreach",
+)
 EXTRA_PLANS = ("growth", "starter", "scale")
 
 
@@ -44,13 +69,24 @@ class Sizes:
 def workspace_sizes(scale: Scale) -> tuple[Sizes, Sizes]:
     """(first, second): the scale's totals split two thirds (rounded up) / one third. Every workspace after the
     second has the first one's size: that is "one workspace of the scale"."""
+
     def two_thirds(n: int) -> int:
         return math.ceil(n * 2 / 3)
 
-    first = Sizes(two_thirds(scale.campaigns), two_thirds(scale.recipients), two_thirds(scale.mailboxes),
-                  lists=scale.lists, list_rows=scale.list_rows)
-    second = Sizes(scale.campaigns - first.campaigns, scale.recipients - first.recipients,
-                   scale.mailboxes - first.mailboxes, lists=scale.lists, list_rows=scale.list_rows)
+    first = Sizes(
+        two_thirds(scale.campaigns),
+        two_thirds(scale.recipients),
+        two_thirds(scale.mailboxes),
+        lists=scale.lists,
+        list_rows=scale.list_rows,
+    )
+    second = Sizes(
+        scale.campaigns - first.campaigns,
+        scale.recipients - first.recipients,
+        scale.mailboxes - first.mailboxes,
+        lists=scale.lists,
+        list_rows=scale.list_rows,
+    )
     return first, second
 
 
@@ -83,7 +119,9 @@ def build_state(settings: SandboxSettings) -> State:
     pool = rng.permutation(np.flatnonzero(d.has_email)).astype(np.int32)
     first, second = workspace_sizes(scale)
     if first.people > pool.size:
-        raise ValueError(f"scale {settings.scale}: a workspace needs {first.people} people, the directory has {pool.size}")
+        raise ValueError(
+            f"scale {settings.scale}: a workspace needs {first.people} people, the directory has {pool.size}"
+        )
     cursor = 0
     workspaces: list[Workspace] = []
     keys: dict[str, ApiKey] = {}
@@ -95,11 +133,19 @@ def build_state(settings: SandboxSettings) -> State:
         name, domain = extra_workspace_name(k)
         start = int(wrng.integers(0, pool.size))  # its people: a window of the pool (workspaces may share people)
         window = pool[(start + np.arange(first.people)) % pool.size]
-        ws, _ = _build_workspace(wrng, name, EXTRA_PLANS[k % len(EXTRA_PLANS)], domain, first, window, 0, d, now, keys, False)
+        ws, _ = _build_workspace(
+            wrng, name, EXTRA_PLANS[k % len(EXTRA_PLANS)], domain, first, window, 0, d, now, keys, False
+        )
         ws.rng = np.random.default_rng([settings.seed, k, 1])
         workspaces.append(ws)
-    return State(now=now, workspaces=workspaces, keys=keys, directory=d, rng=np.random.default_rng(settings.seed + 1),
-                 rng_ids=np.random.default_rng(settings.seed + 2))
+    return State(
+        now=now,
+        workspaces=workspaces,
+        keys=keys,
+        directory=d,
+        rng=np.random.default_rng(settings.seed + 1),
+        rng_ids=np.random.default_rng(settings.seed + 2),
+    )
 
 
 def _build_workspace(
@@ -115,7 +161,10 @@ def _build_workspace(
     keys: dict[str, ApiKey],
     former_admin: bool,
 ) -> tuple[Workspace, int]:
-    """One seeded workspace (its keys go into `keys`); takes people from pool[cursor:]; returns it and the new cursor."""
+    """One seeded workspace (its keys go into `keys`).
+
+    Takes people from pool[cursor:]; returns the workspace and the new cursor.
+    """
     ws = Workspace(
         id=new_uuid(rng),
         name=name,
@@ -176,7 +225,14 @@ def _seed_mailboxes(ws: Workspace, count: int, domain: str, rng: np.random.Gener
 
 
 def _seed_campaigns(
-    ws: Workspace, count: int, recipients: int, pool: np.ndarray, cursor: int, d: Directory, rng: np.random.Generator, now: float
+    ws: Workspace,
+    count: int,
+    recipients: int,
+    pool: np.ndarray,
+    cursor: int,
+    d: Directory,
+    rng: np.random.Generator,
+    now: float,
 ) -> int:
     statuses = [STATUS_PATTERN[i % len(STATUS_PATTERN)] for i in range(count)]
     first_draft = statuses.index("draft") if "draft" in statuses else -1
@@ -189,7 +245,9 @@ def _seed_campaigns(
     sizes[int(np.argmax(weights))] += recipients - int(sizes.sum())
     active_mb = [m for m in ws.mailboxes if m.is_active]
     for i, status in enumerate(statuses):
-        tz = vocab.TIMEZONES[int(rng.integers(0, 3)) if rng.random() < 0.7 else int(rng.integers(0, len(vocab.TIMEZONES)))]
+        tz = vocab.TIMEZONES[
+            int(rng.integers(0, 3)) if rng.random() < 0.7 else int(rng.integers(0, len(vocab.TIMEZONES)))
+        ]
         start, end, days = vocab.WINDOWS[int(rng.integers(0, len(vocab.WINDOWS)))]
         n_variants = int(rng.integers(1, 4))
         subj = rng.choice(len(vocab.SUBJECTS), size=n_variants, replace=False)
@@ -201,7 +259,8 @@ def _seed_campaigns(
         c = Campaign(
             id=new_uuid(rng),
             workspace_id=ws.id,
-            name=f"{vocab.CAMPAIGN_NAMES[i % len(vocab.CAMPAIGN_NAMES)]}" + (f" #{i // len(vocab.CAMPAIGN_NAMES) + 1}" if i >= len(vocab.CAMPAIGN_NAMES) else ""),
+            name=f"{vocab.CAMPAIGN_NAMES[i % len(vocab.CAMPAIGN_NAMES)]}"
+            + (f" #{i // len(vocab.CAMPAIGN_NAMES) + 1}" if i >= len(vocab.CAMPAIGN_NAMES) else ""),
             status=status,
             campaign_type=("outbound", "outbound", "nurture", "reengagement")[i % 4],
             schedule_type="scheduled" if i % 5 == 4 else "immediate",

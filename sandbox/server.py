@@ -34,7 +34,9 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port or stop what uses it") from exc
+        raise OSError(
+            f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port or stop what uses it"
+        ) from exc
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -64,8 +66,14 @@ def serve(
     if host not in LOOPBACK:
         raise SystemExit(f"error: the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
     try:
-        settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms,
-                                   insecure_hooks=insecure_hooks, workspaces=workspaces)
+        settings = SandboxSettings(
+            seed=seed,
+            scale=scale,
+            rate_limit=rate_limit,
+            latency_ms=latency_ms,
+            insecure_hooks=insecure_hooks,
+            workspaces=workspaces,
+        )
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
     started = time.monotonic()
@@ -76,7 +84,8 @@ def serve(
         raise SystemExit(f"error: {exc}") from None
     url = _url(host, sock.getsockname()[1])
     print(
-        f"Sandbox ({scale}, seed {seed}, {workspaces} workspaces) listening on {url}/api/v1 - keys at {url}/_sandbox/keys "
+        f"Sandbox ({scale}, seed {seed}, {workspaces} workspaces) listening on {url}/api/v1"
+        f" - keys at {url}/_sandbox/keys "
         f"(built in {time.monotonic() - started:.1f} s)",
         flush=True,
     )
@@ -169,22 +178,29 @@ class SandboxServer(_Client):
     ) -> None:
         if host not in LOOPBACK:
             raise ValueError(f"the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
-        self.settings = SandboxSettings(seed=seed, scale=scale, rate_limit=rate_limit, latency_ms=latency_ms,
-                                        insecure_hooks=insecure_hooks, workspaces=workspaces)
+        self.settings = SandboxSettings(
+            seed=seed,
+            scale=scale,
+            rate_limit=rate_limit,
+            latency_ms=latency_ms,
+            insecure_hooks=insecure_hooks,
+            workspaces=workspaces,
+        )
         self.host, self.port = host, port
         self.url = ""
         self.app: Any = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
-    def start(self) -> "SandboxServer":
+    def start(self) -> SandboxServer:
         self.app = create_app(self.settings)
         sock = _bind(self.host, self.port)
         self.port = sock.getsockname()[1]
         self.url = _url(self.host, self.port)
         self._server = uvicorn.Server(_uvicorn_config(self.app))
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]  # not the main thread
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name=f"sandbox-{self.port}")
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True, name=f"sandbox-{self.port}"
+        )
         self._thread.start()
         self._sock = sock
         self._wait_healthy(30, alive=self._thread.is_alive)
@@ -220,8 +236,22 @@ class SandboxProcess(_Client):
         start_timeout: float = 120.0,
         workspaces: int = 2,
     ) -> None:
-        self.args = ["--host", host, "--port", str(port), "--seed", str(seed), "--scale", scale,
-                     "--rate-limit", str(rate_limit), "--latency-ms", str(latency_ms), "--workspaces", str(workspaces)]
+        self.args = [
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--seed",
+            str(seed),
+            "--scale",
+            scale,
+            "--rate-limit",
+            str(rate_limit),
+            "--latency-ms",
+            str(latency_ms),
+            "--workspaces",
+            str(workspaces),
+        ]
         if insecure_hooks:
             self.args.append("--insecure-hooks")
         self.start_timeout = start_timeout
@@ -232,12 +262,15 @@ class SandboxProcess(_Client):
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
-    def start(self) -> "SandboxProcess":
+    def start(self) -> SandboxProcess:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sandbox", *self.args],
-            stdout=subprocess.PIPE, stderr=None, text=True, env=env,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # the one "listening on" line (blocks while the data is built)

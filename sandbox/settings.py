@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ SCALES: dict[str, Scale] = {
 
 # The simulation clock starts here for every seed (a Tuesday, 15:00 UTC: inside the
 # send window of the European and US East campaigns).
-SIM_START = datetime(2026, 3, 10, 15, 0, 0, tzinfo=timezone.utc)
+SIM_START = datetime(2026, 3, 10, 15, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -156,12 +156,14 @@ class Simulator:
             open_t = np.where(reply, np.minimum(open_t, times + lag - 60), open_t)
             r.open_due[rows[opens]] = open_t[opens]
             clicks = opens & np.isnan(r.clicked[rows]) & (rng.random(k) < CLICK_RATE)
-            r.click_due[rows[clicks]] = open_t[clicks] + np.floor(np.clip(rng.exponential(2400, int(clicks.sum())), 30, DAY))
+            r.click_due[rows[clicks]] = open_t[clicks] + np.floor(
+                np.clip(rng.exponential(2400, int(clicks.sum())), 30, DAY)
+            )
 
         c.sent += k
         c.variant_sent += np.bincount(r.variant[rows], minlength=5)[:5]
         days, counts = np.unique((times // DAY).astype(np.int64), return_counts=True)
-        for day, count in zip(days.tolist(), counts.tolist()):
+        for day, count in zip(days.tolist(), counts.tolist(), strict=True):
             c.daily[day] = c.daily.get(day, 0) + count
         per_mb = np.bincount(mbs, minlength=len(ws.mailboxes))
         bounced_mb = np.bincount(mbs[bounce], minlength=len(ws.mailboxes))
@@ -223,9 +225,19 @@ class Simulator:
             ws.add_reply(rep)
             if REPLY_TYPES[code] == "unsubscribe":
                 ws.blacklist.add(int(r.person[row]))
-            self._emit(ws, "lead.replied", c, row, t, lambda rep=rep: {
-                "subject": rep.subject, "reply_type": rep.reply_type, "reply": rep.text, "body": rep.body,
-            })
+            self._emit(
+                ws,
+                "lead.replied",
+                c,
+                row,
+                t,
+                lambda rep=rep: {
+                    "subject": rep.subject,
+                    "reply_type": rep.reply_type,
+                    "reply": rep.text,
+                    "body": rep.body,
+                },
+            )
         rows = np.flatnonzero(r.unsub_due <= t1)
         for row in rows.tolist():
             t = float(r.unsub_due[row])
@@ -260,8 +272,14 @@ class Simulator:
             extra = extra()
         d, r = self.state.directory, c.recipients
         p = int(r.person[row])
-        data = {"lead_id": r.id_of(row), "email": d.email(p), "first_name": d.first_name(p), "company": d.company_of(p),
-                "campaign_id": c.id, **extra}
+        data = {
+            "lead_id": r.id_of(row),
+            "email": d.email(p),
+            "first_name": d.first_name(p),
+            "company": d.company_of(p),
+            "campaign_id": c.id,
+            **extra,
+        }
         payload = {"event": event, "created_at": iso_offset(t), "data": data}
         for hook in hooks:
             self.webhooks.emit(hook, ws.signing_secret, payload)
@@ -271,7 +289,17 @@ class Simulator:
         if not hooks:
             return
         view = views.campaign(c)
-        data = {"campaign_id": c.id, "name": c.name, "status": c.status, "completed_at": iso(c.completed_at), "stats": view["stats"]}
-        payload = {"event": "campaign.completed", "created_at": iso_offset(c.completed_at or self.state.now), "data": data}
+        data = {
+            "campaign_id": c.id,
+            "name": c.name,
+            "status": c.status,
+            "completed_at": iso(c.completed_at),
+            "stats": view["stats"],
+        }
+        payload = {
+            "event": "campaign.completed",
+            "created_at": iso_offset(c.completed_at or self.state.now),
+            "data": data,
+        }
         for hook in hooks:
             self.webhooks.emit(hook, ws.signing_secret, payload)

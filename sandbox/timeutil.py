@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
@@ -17,12 +17,12 @@ def iso(t: float | None) -> str | None:
     """ISO 8601 UTC with a `Z` suffix, or None for a null time."""
     if t is None or math.isnan(t):
         return None
-    return datetime.fromtimestamp(int(t), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(int(t), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def iso_offset(t: float) -> str:
     """ISO 8601 with a numeric UTC offset (`+00:00`), the webhook payload form."""
-    return datetime.fromtimestamp(int(t), tz=timezone.utc).isoformat()
+    return datetime.fromtimestamp(int(t), tz=UTC).isoformat()
 
 
 def iso_many(values: np.ndarray) -> list[str | None]:
@@ -32,12 +32,12 @@ def iso_many(values: np.ndarray) -> list[str | None]:
     nan = np.isnan(values)
     secs = np.where(nan, 0, values).astype("int64").astype("datetime64[s]")
     text = np.char.add(np.datetime_as_string(secs, unit="s"), "Z")
-    return [None if n else s for n, s in zip(nan.tolist(), text.tolist())]
+    return [None if n else s for n, s in zip(nan.tolist(), text.tolist(), strict=True)]
 
 
 def day_string(day_number: int) -> str:
     """YYYY-MM-DD of a UTC day number (Unix seconds // 86400)."""
-    return datetime.fromtimestamp(day_number * DAY, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(day_number * DAY, tz=UTC).strftime("%Y-%m-%d")
 
 
 def hhmm_minutes(text: str) -> int:
@@ -57,7 +57,9 @@ def local_position(t: float, tz: str) -> tuple[int, float]:
     return local.weekday(), local.hour * 3600 + local.minute * 60 + local.second + local.microsecond / 1e6
 
 
-def window_intervals(t0: float, t1: float, tz: str, start: str, end: str, days: tuple[str, ...]) -> list[tuple[float, float]]:
+def window_intervals(
+    t0: float, t1: float, tz: str, start: str, end: str, days: tuple[str, ...]
+) -> list[tuple[float, float]]:
     """UTC [from, to) intervals of a daily local send window between instants t0 and t1."""
     out: list[tuple[float, float]] = []
     if t1 <= t0:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .timeutil import WEEKDAYS, is_valid_timezone
@@ -77,16 +77,29 @@ def check_campaign_body(body: dict[str, Any], *, create: bool, mailbox_ids: set[
 def _check(name: str, value: Any, mailbox_ids: set[str]) -> str | None:
     kind, rule = FIELDS[name]
     if kind == "str":
-        return None if isinstance(value, str) and value.strip() and len(value) <= 200 else f"The {name} must be a non-empty string of at most 200 characters."
+        return (
+            None
+            if isinstance(value, str) and value.strip() and len(value) <= 200
+            else f"The {name} must be a non-empty string of at most 200 characters."
+        )
     if kind == "strlist":
         low, high = rule
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             return f"The {name} must be a list of non-empty strings."
         return None if low <= len(value) <= high else f"The {name} must have between {low} and {high} items."
     if kind == "tz":
-        return None if isinstance(value, str) and is_valid_timezone(value) else f"The {name} must be a valid IANA timezone (for example Europe/Berlin)."
+        return (
+            None
+            if isinstance(value, str) and is_valid_timezone(value)
+            else f"The {name} must be a valid IANA timezone (for example Europe/Berlin)."
+        )
     if kind == "days":
-        if not isinstance(value, list) or not value or not all(v in WEEKDAYS for v in value) or len(set(value)) != len(value):
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(v in WEEKDAYS for v in value)
+            or len(set(value)) != len(value)
+        ):
             return f"The {name} must be a non-empty list of distinct days from: {', '.join(WEEKDAYS)}."
         return None
     if kind == "hhmm":
@@ -117,5 +130,5 @@ def _check(name: str, value: Any, mailbox_ids: set[str]) -> str | None:
 def parse_time(value: str) -> float:
     t = datetime.fromisoformat(value.replace("Z", "+00:00"))
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
+        t = t.replace(tzinfo=UTC)
     return t.timestamp()

@@ -52,7 +52,9 @@ def stats(c: Campaign, now: float) -> dict[str, Any]:
     variants = []
     for i, subject in enumerate(c.subject_lines):
         sent, replied = int(c.variant_sent[i]), int(c.variant_replied[i])
-        variants.append({"index": i, "subject": subject, "sent": sent, "replied": replied, "reply_rate": _rate(replied, sent)})
+        variants.append(
+            {"index": i, "subject": subject, "sent": sent, "replied": replied, "reply_rate": _rate(replied, sent)}
+        )
     return {
         "campaign": {"id": c.id, "name": c.name, "status": c.status},
         "totals": {
@@ -87,7 +89,7 @@ def recipients_page(c: Campaign, rows: np.ndarray, d: Directory) -> list[dict[st
     step = r.step[rows].tolist()
     cols = {name: iso_many(getattr(r, name)[rows]) for name in ("last_sent", "opened", "clicked", "replied", "bounced")}
     out = []
-    for i, (row, p) in enumerate(zip(rows.tolist(), person.tolist())):
+    for i, (row, p) in enumerate(zip(rows.tolist(), person.tolist(), strict=True)):
         out.append(
             {
                 "id": r.id_of(row),

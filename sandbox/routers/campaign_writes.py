@@ -77,7 +77,9 @@ async def update_campaign(campaign_id: str, request: Request) -> Response:
             errors[name] = [f"The {name} field cannot be null."]
     used = int(np.flatnonzero(c.variant_sent > 0).max() + 1) if c.variant_sent.any() else 0
     if "subject_lines" in body and "subject_lines" not in errors and len(body["subject_lines"]) < used:
-        errors["subject_lines"] = [f"The campaign has already sent {used} subject variants; send at least {used} subject lines."]
+        errors["subject_lines"] = [
+            f"The campaign has already sent {used} subject variants; send at least {used} subject lines."
+        ]
     if errors:
         raise invalid(errors)
     with rt.state.lock:
@@ -88,16 +90,32 @@ async def update_campaign(campaign_id: str, request: Request) -> Response:
 
 def _apply_update(c: Campaign, body: dict[str, Any]) -> None:
     simple = {
-        "name": "name", "subject_lines": "subject_lines", "email_bodies": "email_bodies", "timezone": "timezone",
-        "send_days": "days", "send_window_start": "window_start", "send_window_end": "window_end",
-        "delay_between_emails": "delay_between_emails", "follow_up_enabled": "follow_up_enabled",
-        "follow_up_delay_days": "follow_up_delay_days", "max_follow_ups": "max_follow_ups", "track_opens": "track_opens",
-        "stop_on_reply": "stop_on_reply", "campaign_type": "campaign_type", "schedule_type": "schedule_type",
+        "name": "name",
+        "subject_lines": "subject_lines",
+        "email_bodies": "email_bodies",
+        "timezone": "timezone",
+        "send_days": "days",
+        "send_window_start": "window_start",
+        "send_window_end": "window_end",
+        "delay_between_emails": "delay_between_emails",
+        "follow_up_enabled": "follow_up_enabled",
+        "follow_up_delay_days": "follow_up_delay_days",
+        "max_follow_ups": "max_follow_ups",
+        "track_opens": "track_opens",
+        "stop_on_reply": "stop_on_reply",
+        "campaign_type": "campaign_type",
+        "schedule_type": "schedule_type",
     }
     for field, attr in simple.items():
         if field in body and body[field] is not None:
             value = body[field]
-            setattr(c, attr, value.strip() if isinstance(value, str) and field == "name" else (list(value) if isinstance(value, list) else value))
+            setattr(
+                c,
+                attr,
+                value.strip()
+                if isinstance(value, str) and field == "name"
+                else (list(value) if isinstance(value, list) else value),
+            )
     if "email_account_ids" in body and body["email_account_ids"] is not None:
         c.email_account_ids = list(dict.fromkeys(body["email_account_ids"]))
     if "scheduled_at" in body:
@@ -107,17 +125,38 @@ def _apply_update(c: Campaign, body: dict[str, Any]) -> None:
 def _blockers(ws: Workspace, c: Campaign) -> list[dict[str, str]]:
     out = []
     if c.status != "draft":
-        out.append({"code": "not_draft", "message": f"The campaign is {c.status}; only a draft can be launched (use resume for a paused campaign)."})
+        out.append(
+            {
+                "code": "not_draft",
+                "message": f"The campaign is {c.status};"
+                " only a draft can be launched (use resume for a paused campaign).",
+            }
+        )
     if len(c.recipients) == 0:
-        out.append({"code": "no_recipients", "message": "The campaign has no recipients; add leads with POST /campaigns/{id}/leads."})
+        out.append(
+            {
+                "code": "no_recipients",
+                "message": "The campaign has no recipients; add leads with POST /campaigns/{id}/leads.",
+            }
+        )
     if not any(i in ws.mailbox_by_id for i in c.email_account_ids):
-        out.append({"code": "no_mailbox", "message": "The campaign has no mailbox; set email_account_ids with PATCH /campaigns/{id}."})
+        out.append(
+            {
+                "code": "no_mailbox",
+                "message": "The campaign has no mailbox; set email_account_ids with PATCH /campaigns/{id}.",
+            }
+        )
     if ws.credits <= 0:
         out.append({"code": "no_credits", "message": "The workspace has no credits left; top up the balance."})
     return out
 
 
-_BLOCKER_FIELD = {"not_draft": "status", "no_recipients": "recipients", "no_mailbox": "email_account_ids", "no_credits": "credits"}
+_BLOCKER_FIELD = {
+    "not_draft": "status",
+    "no_recipients": "recipients",
+    "no_mailbox": "email_account_ids",
+    "no_credits": "credits",
+}
 
 
 @router.post("/{campaign_id}/launch")
@@ -143,7 +182,12 @@ def _transition(rt: Any, c: Campaign, want_from: str, to: str) -> None:
     with rt.state.lock:
         if c.status != want_from:
             raise invalid(
-                {"status": [f"The campaign is {c.status}; only a {want_from} campaign can be {'paused' if to == 'paused' else 'resumed'}."]},
+                {
+                    "status": [
+                        f"The campaign is {c.status}; only a {want_from} campaign can be"
+                        f" {'paused' if to == 'paused' else 'resumed'}."
+                    ]
+                },
                 message=f"The campaign cannot move from {c.status} to {to}.",
             )
         c.status = to
@@ -228,6 +272,7 @@ def _source_people(rt: Any, ws: Workspace, c: Campaign, body: dict[str, Any]) ->
         raise invalid(errors)
     if lead_list is not None:
         return _filter_people(rt.state.directory, lead_list.rows, filters)
+    assert isinstance(lead_ids, list)  # validated above: no list, so lead_ids
     rows = [ws.lists[lid].rows[row] for lid, row in (ws.lead_index[x] for x in lead_ids)]
     return np.array(rows, dtype=np.int64)
 

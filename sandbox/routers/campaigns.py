@@ -70,4 +70,3 @@ async def list_recipients(campaign_id: str, request: Request) -> Response:
 async def campaign_stats(campaign_id: str, request: Request) -> Response:
     rt, _, ws = caller(request)
     return JSON({"data": views.stats(find_campaign(ws, campaign_id), rt.state.now)})
-

@@ -6,7 +6,6 @@ import random
 from typing import Any
 
 import orjson
-
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -93,7 +92,11 @@ async def faults(request: Request) -> Response:
     if sum(rates.values()) > 1:
         errors["error_rate"] = ["error_rate + timeout_rate + truncate_rate must be at most 1."]
     statuses = body.get("statuses", [500, 502, 503])
-    if not isinstance(statuses, list) or not statuses or not all(isinstance(s, int) and 400 <= s <= 599 for s in statuses):
+    if (
+        not isinstance(statuses, list)
+        or not statuses
+        or not all(isinstance(s, int) and 400 <= s <= 599 for s in statuses)
+    ):
         errors["statuses"] = ["statuses must be a non-empty list of HTTP error codes (400-599)."]
     ints = {}
     for name, default in (("latency_ms", 0), ("hang_ms", 30_000), ("seed", 0)):
@@ -108,7 +111,11 @@ async def faults(request: Request) -> Response:
         raise invalid(errors)
     f = rt.faults
     with f.lock:
-        f.error_rate, f.timeout_rate, f.truncate_rate = rates["error_rate"], rates["timeout_rate"], rates["truncate_rate"]
+        f.error_rate, f.timeout_rate, f.truncate_rate = (
+            rates["error_rate"],
+            rates["timeout_rate"],
+            rates["truncate_rate"],
+        )
         f.statuses = tuple(statuses)
         f.latency_ms, f.hang_ms, f.seed = ints["latency_ms"], ints["hang_ms"], ints["seed"]
         f.ignore_page = ignore_page

@@ -70,6 +70,7 @@ async def subscribe(request: Request) -> Response:
         errors["event"] = [f"The event must be one of: {', '.join(EVENT_KEYS)}."]
     if errors:
         raise invalid(errors)
+    assert isinstance(target, str) and isinstance(event, str)  # validated above
     with rt.state.lock:
         hook = Hook(id=new_uuid(rt.state.rng_ids), workspace_id=ws.id, event=event, target=target)
         ws.hooks[hook.id] = hook

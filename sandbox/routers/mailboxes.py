@@ -41,7 +41,9 @@ async def pause_mailbox(mailbox_id: str, request: Request) -> Response:
     _, _, ws = writer(request)
     mb = _find(ws, mailbox_id)
     mb.is_active = False
-    return JSON({"message": "Email account paused: it sends no campaign email until resumed.", "data": views.mailbox(mb)})
+    return JSON(
+        {"message": "Email account paused: it sends no campaign email until resumed.", "data": views.mailbox(mb)}
+    )
 
 
 @router.post("/{mailbox_id}/resume")

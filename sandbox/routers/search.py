@@ -21,8 +21,15 @@ router = APIRouter(prefix="/search", tags=["search"])
 
 PREVIEW = 25
 COMPANY_MODES = ("current", "previous", "either")
-PEOPLE_LISTS = {"titles": 12, "seniorities": None, "countries": 12, "industries": 12, "companies": 25}
-COMPANY_LISTS = {"industries": None, "countries": None, "sizes": None}
+# List filters and the most items each may have (None = no cap).
+PEOPLE_LISTS: dict[str, int | None] = {
+    "titles": 12,
+    "seniorities": None,
+    "countries": 12,
+    "industries": 12,
+    "companies": 25,
+}
+COMPANY_LISTS: dict[str, int | None] = {"industries": None, "countries": None, "sizes": None}
 
 
 def _query_lists(request: Request, names: dict[str, int | None]) -> dict[str, Any]:
@@ -70,7 +77,9 @@ def _people_mask(rt: Any, ws: Workspace, p: dict[str, Any], errors: dict[str, li
         if bad:
             errors["seniorities"] = [f"Unknown seniorities: {', '.join(bad)}; use any of {', '.join(SENIORITY_KEYS)}."]
     if p.get("industries") and ws.plan not in PEOPLE_SEARCH_INDUSTRY_PLANS:
-        errors["industries"] = [f"The industries filter needs a plan with People search; the {ws.plan} plan does not include it."]
+        errors["industries"] = [
+            f"The industries filter needs a plan with People search; the {ws.plan} plan does not include it."
+        ]
     mode = p.get("company_mode", "current")
     if mode not in COMPANY_MODES:
         errors["company_mode"] = [f"The company_mode must be one of: {', '.join(COMPANY_MODES)}."]
@@ -148,13 +157,29 @@ async def import_people(request: Request) -> Response:
         suppressed = ~unsendable & np.isin(taken, np.fromiter(ws.blacklist, dtype=np.int64, count=len(ws.blacklist)))
         duplicate = ~unsendable & ~suppressed & ws.in_workspace[taken]
         keep = taken[~unsendable & ~suppressed & ~duplicate]
-        lead_list = LeadList(id=new_uuid(rt.state.rng_ids), name=p["list_name"].strip(), kind="people",
-                             created_at=rt.state.now, rows=keep.astype(np.int32), lead_base=_base(rt))
+        lead_list = LeadList(
+            id=new_uuid(rt.state.rng_ids),
+            name=p["list_name"].strip(),
+            kind="people",
+            created_at=rt.state.now,
+            rows=keep.astype(np.int32),
+            lead_base=_base(rt),
+        )
         ws.add_list(lead_list)
-    return JSON({"data": {
-        "list_id": lead_list.id, "list_name": lead_list.name, "matched": int(taken.size), "imported": int(keep.size),
-        "duplicate": int(duplicate.sum()), "suppressed": int(suppressed.sum()), "unsendable": int(unsendable.sum()),
-    }}, status_code=201)
+    return JSON(
+        {
+            "data": {
+                "list_id": lead_list.id,
+                "list_name": lead_list.name,
+                "matched": int(taken.size),
+                "imported": int(keep.size),
+                "duplicate": int(duplicate.sum()),
+                "suppressed": int(suppressed.sum()),
+                "unsendable": int(unsendable.sum()),
+            }
+        },
+        status_code=201,
+    )
 
 
 def _require_list_name(p: dict[str, Any], errors: dict[str, list[str]]) -> None:
@@ -219,10 +244,25 @@ async def import_companies(request: Request) -> Response:
         failed = np.array([not d.company_domain[c] for c in taken], dtype=bool)
         duplicate = ~failed & np.array([int(c) in ws.company_in_workspace for c in taken], dtype=bool)
         keep = taken[~failed & ~duplicate]
-        lead_list = LeadList(id=new_uuid(rt.state.rng_ids), name=p["list_name"].strip(), kind="companies",
-                             created_at=rt.state.now, rows=keep.astype(np.int32), lead_base=_base(rt))
+        lead_list = LeadList(
+            id=new_uuid(rt.state.rng_ids),
+            name=p["list_name"].strip(),
+            kind="companies",
+            created_at=rt.state.now,
+            rows=keep.astype(np.int32),
+            lead_base=_base(rt),
+        )
         ws.add_list(lead_list)
-    return JSON({"data": {
-        "list_id": lead_list.id, "list_name": lead_list.name, "matched": int(taken.size), "imported": int(keep.size),
-        "duplicate": int(duplicate.sum()), "failed": int(failed.sum()),
-    }}, status_code=201)
+    return JSON(
+        {
+            "data": {
+                "list_id": lead_list.id,
+                "list_name": lead_list.name,
+                "matched": int(taken.size),
+                "imported": int(keep.size),
+                "duplicate": int(duplicate.sum()),
+                "failed": int(failed.sum()),
+            }
+        },
+        status_code=201,
+    )
