@@ -200,7 +200,7 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     try:
-        with runner_tree() as tree, (runner_tree(args.baseline) if args.baseline else nullcontext()) as base:
+        with runner_tree() as tree, runner_tree(args.baseline) if args.baseline else nullcontext() as base:
             for case in args.cases:
                 line = run_case(case, workdir, env, tree, base)
                 if args.baseline:

@@ -312,7 +312,8 @@ def _campaigns_sql(features: Features) -> str:
     # the models' own count (human_reply_rate's denominator) when published; nobody is contacted before
     # the first message (a campaign without API stats has pending 0)
     contacted = (
-        "count_contacted" if features.count_contacted
+        "count_contacted"
+        if features.count_contacted
         else "case when count_sent > 0 then count_recipients - count_pending else 0 end"
     )
     return f"""

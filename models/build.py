@@ -60,7 +60,10 @@ def build(
         for model in report.models:
             model.rows = rows.get(model.name, model.rows)
     log.info(
-        "models built in %.2fs (%d models, %d tests) on %s", report.seconds, len(report.models), len(report.tests),
+        "models built in %.2fs (%d models, %d tests) on %s",
+        report.seconds,
+        len(report.models),
+        len(report.tests),
         target.label,
     )
     return report
@@ -97,9 +100,11 @@ def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
     if outcome.exception is not None:
         report.error = f"dbt stopped: {_first_line(outcome.exception)}"
     elif not outcome.success and not any(r.failed for r in report.results):
-        report.error = "dbt reported a failure without a failing node (see the dbt log under " + str(
-            target.state_dir / "logs"
-        ) + ")"
+        report.error = (
+            "dbt reported a failure without a failing node (see the dbt log under "
+            + str(target.state_dir / "logs")
+            + ")"
+        )
     return report
 
 
@@ -117,5 +122,3 @@ def _samples(notes: list[str]) -> dict[str, str]:
 def _first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:500] or type(exc).__name__
-
-

@@ -124,7 +124,7 @@ def demo_summary(bi_path: str | Path, freshness: FreshnessReport | None = None) 
             else "not a significant winner" + (f", p={top['p_value']:.3f}" if top["p_value"] is not None else "")
         )
         lines.append(
-            f"Top variant: \"{top['subject']}\" in {top['campaign']}: {pct(top['reply_rate'])} of "
+            f'Top variant: "{top["subject"]}" in {top["campaign"]}: {pct(top["reply_rate"])} of '
             f"{top['sent']:,} sends ({verdict})"
         )
     else:
