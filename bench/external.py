@@ -21,6 +21,7 @@ SCRIPTS = {
     "receiver_throughput": "bench/receiver_throughput.py",  # hooks helper: deliveries/s on loopback
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
+    "scale_out": "bench/scale_out.py",  # engine: N = 1, 10, 50, 200 workspaces, full and idle quick, CLI on DuckDB
 }
 TIMEOUT_S = 45 * 60
 

@@ -71,6 +71,54 @@ def _x(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def _scale_out_section(rec: dict[str, Any]) -> list[str]:
+    """bench/scale_out.py: one row per N and sync, then the summary's ratios and projection."""
+    rows = [r for r in rec["result"] if not r.get("summary")]
+    summary = next((r for r in rec["result"] if r.get("summary")), {})
+    out = [
+        "",
+        f"## Scale-out: `outreach sync` over N tiny workspaces, DuckDB, one process ({rec.get('date')})",
+        "",
+        "Wall time of the CLI process (start included); requests counted by the sandbox; peak RSS = VmHWM.",
+        "",
+        "| engine | N | sync | wall s | s per workspace | requests | per workspace | peak MB | warehouse ok |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r.get('side', 'ours')} | {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} "
+            f"| {r['requests']} "
+            f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
+            f"| {_fmt((r.get('warehouse') or {}).get('ok'))} |"
+        )
+    if summary:
+        fit = summary.get("idle_fit") or {}
+        out += [
+            "",
+            f"Idle quick sync, time per workspace at N={summary.get('top_n')} vs N={summary.get('base_n')}: "
+            f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))}; peak RSS (full or quick) "
+            f"{_x(summary.get('peak_rss_top_vs_base'))}. Fit of the idle quick sync: {fit.get('fixed_s')} s + "
+            f"{fit.get('per_workspace_s')} s x N, so N=1,000 in about "
+            f"{summary.get('projected_idle_quick_s_at_1000')} s "
+            f"on this machine, in one process (a 15-minute schedule holds it: "
+            f"{_fmt(summary.get('projected_fits_15_min_schedule'))}).",
+        ]
+        base = summary.get("baseline")
+        if base:
+            idle = base.get("idle_wall_ours_vs_baseline") or {}
+            full = base.get("full_wall_ours_vs_baseline") or {}
+            out += [
+                "",
+                "Against the baseline (the engine before batching: a dlt pipeline and load per workspace, a thread "
+                "per key), same run, same sandbox: wall time ours/baseline, idle quick "
+                + ", ".join(f"N={n} {_x(v)}" for n, v in sorted(idle.items(), key=lambda kv: int(kv[0])))
+                + "; full "
+                + ", ".join(f"N={n} {_x(v)}" for n, v in sorted(full.items(), key=lambda kv: int(kv[0])))
+                + ".",
+            ]
+    return out
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     """RESULTS.md: measured figures only (a scenario not run has no row)."""
     m = data.get("machine") or {}
@@ -135,6 +183,9 @@ def render_markdown(data: dict[str, Any]) -> str:
     if errors:
         out += ["", "Failures (as measured):", *errors]
     other = dict(data.get("other") or {})
+    scale = other.pop("scale_out/-", None)
+    if scale and isinstance(scale.get("result"), list):
+        out += _scale_out_section(scale)
     speed = other.pop("local_speed/-", None)
     if speed and speed.get("result"):
         res = speed["result"]

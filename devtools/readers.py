@@ -32,9 +32,10 @@ _PY_CENSUS = textwrap.dedent(
         "select table_schema, table_name from information_schema.tables "
         "where table_type = 'BASE TABLE' and table_catalog = current_database() order by 1, 2"
     ).fetchall()
+    catalog = con.execute("select current_database()").fetchone()[0]
     census = {}
-    for schema, name in tables:
-        census[f"{schema}.{name}"] = con.execute(f'select count(*) from "{schema}"."{name}"').fetchone()[0]
+    for schema, name in tables:  # three-part names: a file named like its schema (outreach.duckdb) is ambiguous
+        census[f"{schema}.{name}"] = con.execute(f'select count(*) from "{catalog}"."{schema}"."{name}"').fetchone()[0]
     print(json.dumps({"version": duckdb.__version__, "tables": census}))
     """
 )
@@ -48,8 +49,9 @@ _NODE_CENSUS = textwrap.dedent(
       "select table_schema, table_name from information_schema.tables " +
       "where table_type = 'BASE TABLE' and table_catalog = current_database() order by 1, 2");
     const tables = {};
+    const catalog = (await con.runAndReadAll("select current_database()")).getRows()[0][0];
     for (const [schema, name] of list.getRows()) {
-      const n = await con.runAndReadAll(`select count(*) from "${schema}"."${name}"`);
+      const n = await con.runAndReadAll(`select count(*) from "${catalog}"."${schema}"."${name}"`);
       tables[`${schema}.${name}`] = Number(n.getRows()[0][0]);
     }
     console.log(JSON.stringify({ version: version(), tables }));

@@ -70,6 +70,11 @@ def sandbox(
     )
 
 
+class Destination(str, Enum):
+    duckdb = "duckdb"
+    postgres = "postgres"
+
+
 @app.command()
 def sync(
     mode: Mode = Mode.quick,
@@ -78,11 +83,17 @@ def sync(
         Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
     duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    destination: Annotated[
+        Optional[Destination],
+        typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
+    ] = None,
     spool: Annotated[Optional[Path], typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="Threads reading the API at once.")] = None,
+    batch_size: Annotated[Optional[int], typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.sync import run_sync
+    from pipelines.run import run_sync
 
     try:
         report = run_sync(
@@ -90,8 +101,12 @@ def sync(
             base_url=base_url,
             api_keys=api_key or None,
             duckdb_path=duckdb,
+            destination=destination.value if destination else None,
             spool_dir=spool,
+            workers=workers,
+            batch_size=batch_size,
             progress=progress,
+            notify=lambda line: typer.echo(line, err=True),
         )
     except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
         _fail_explained(exc, duckdb)
@@ -129,9 +144,6 @@ def check(
         typer.echo(line)
     if report.problems:
         raise typer.Exit(1)
-class Destination(str, Enum):
-    duckdb = "duckdb"
-    postgres = "postgres"
 
 
 def _model_target(duckdb: Optional[Path], destination: Optional[Destination]) -> WarehouseTarget:
@@ -144,12 +156,46 @@ def _model_target(duckdb: Optional[Path], destination: Optional[Destination]) ->
 
 
 def _writer_lock(target: WarehouseTarget, holder: str) -> contextlib.AbstractContextManager[object]:
-    """The warehouse writer lock of a DuckDB file (PostgreSQL needs none here)."""
-    from flows.writer_lock import warehouse_writer
+    """The one warehouse lock (`pipelines.lock`), exclusive: the build waits for a running sync (saying
+    for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
+    from pipelines.config import resolve_settings
+    from pipelines.destination import warehouse_target
+    from pipelines.lock import warehouse_writer
 
-    if target.duckdb_path is None:
-        return contextlib.nullcontext()
-    return warehouse_writer(target.duckdb_path, holder=holder)
+    settings = resolve_settings()
+    warehouse = warehouse_target(settings, duckdb_path=target.duckdb_path, destination=target.destination)
+    notify = lambda line: typer.echo(line, err=True)  # noqa: E731
+    return warehouse_writer(warehouse, what="model build", timeout_s=settings.lock_timeout_s, notify=notify)
+
+
+@app.command()
+def status(
+    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    destination: Annotated[
+        Optional[Destination],
+        typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")] = False,
+    runs: Annotated[int, typer.Option(help="Runs shown per workspace.")] = 5,
+) -> None:
+    """Per workspace: the last runs, rows loaded, cursors, deferred reply bodies, the last error. No API request."""
+    import json
+
+    from pipelines.destination import warehouse_target
+    from pipelines.errors import OutreachError
+    from pipelines.status import as_json, read_status, render
+
+    try:
+        target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
+        found = read_status(target, runs=runs)
+    except OutreachError as exc:
+        _fail(str(exc))
+    if json_output:
+        typer.echo(json.dumps(as_json(found), indent=1))
+        return
+    from rich.console import Console
+
+    Console().print(render(found))
 
 
 @app.command()
@@ -163,6 +209,7 @@ def models(
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
     from models.build import build
     from models.errors import BuildFailed, ModelError
+    from pipelines.errors import OutreachError
 
     try:
         target = _model_target(duckdb, destination)
@@ -178,7 +225,7 @@ def models(
             err=True,
         )
         raise typer.Exit(1) from None
-    except ModelError as exc:
+    except (ModelError, OutreachError) as exc:
         _fail(str(exc))
     typer.echo(report.summary())
 

@@ -1,114 +1,41 @@
-"""Workspace key references: how a flow names an API key without ever carrying it.
+"""Workspace key references for the flows: `pipelines.keys` does the reading; this module plugs in the
+one store only the flows have, Prefect's ``Secret`` blocks (``secret:<name>``, or a bare name).
 
-A flow parameter holds a *reference*; the key itself is resolved inside the task that needs it
-and is passed straight to the client. Forms:
-
-- ``secret:<name>`` (or a bare name): the Prefect ``Secret`` block ``<name>``;
-- ``config:<n>`` (or a bare integer): the n-th key in dlt config
-  (``SOURCES__OUTREACH__API_KEYS``, a list or comma-separated string, else ``SOURCES__OUTREACH__API_KEY``,
-  or the same keys under ``[sources.outreach]`` in ``.dlt/secrets.toml``);
-- ``env:<VAR>``: the environment variable ``VAR``.
+Prefect is imported only when a ``secret:`` reference is resolved. See `pipelines.keys` for the forms
+(``config:<n>``, ``env:<VAR>``, ``secret:<name>``); keys never appear in a parameter, a log line, a
+state or an artifact.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import dataclass
 from typing import Any
 
 from pipelines.errors import ConfigError
+from pipelines.keys import (
+    KeyRef,
+    configured_api_keys,
+    configured_key_refs,
+    parse_key_ref,
+    register_secret_resolver,
+    resolve_key_ref,
+)
 
-_SCHEMES = ("secret", "config", "env")
-
-
-@dataclass(frozen=True)
-class KeyRef:
-    """A parsed key reference; safe to log, show and store."""
-
-    scheme: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.scheme}:{self.name}"
-
-
-def parse_key_ref(ref: str | int) -> KeyRef:
-    """Parse ``secret:NAME``, ``config:N``, ``env:VAR``, a bare integer or a bare block name."""
-    text = str(ref).strip()
-    if not text:
-        raise ConfigError("empty workspace key reference: use secret:<block>, config:<n> or env:<VAR>")
-    scheme, sep, name = text.partition(":")
-    if sep and scheme in _SCHEMES:
-        if not name:
-            raise ConfigError(f"workspace key reference {text!r} names nothing after {scheme!r}")
-        if scheme == "config" and not name.isdigit():
-            raise ConfigError(f"workspace key reference {text!r}: config:<n> takes an index, e.g. config:0")
-        return KeyRef(scheme, name)
-    if text.isdigit():
-        return KeyRef("config", text)
-    return KeyRef("secret", text)
+__all__ = [
+    "KeyRef",
+    "configured_api_keys",
+    "configured_key_refs",
+    "parse_key_ref",
+    "resolve_api_key",
+    "where_the_key_lives",
+]
 
 
-def _as_key_list(value: Any) -> list[str]:
-    """Normalise a configured keys value (list, JSON list or comma-separated string) to a list."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple)):
-        return [str(v).strip() for v in value if str(v).strip()]
-    text = str(value).strip()
-    if text.startswith("["):
-        try:
-            return _as_key_list(json.loads(text))
-        except json.JSONDecodeError:
-            pass
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
-def configured_api_keys() -> list[str]:
-    """The API keys in dlt config: ``api_keys`` (several workspaces) or else ``api_key``."""
-    import dlt
-
-    for field in ("sources.outreach.api_keys", "sources.outreach.api_key"):
-        try:
-            keys = _as_key_list(dlt.secrets.get(field))
-        except Exception:  # noqa: BLE001 - an unreadable provider counts as "not configured"
-            keys = []
-        if keys:
-            return keys
-    return []
-
-
-def configured_key_refs() -> list[str]:
-    """One ``config:<n>`` reference per configured key (the keys themselves stay in config)."""
-    return [f"config:{index}" for index in range(len(configured_api_keys()))]
-
-
-def resolve_api_key(ref: str | int) -> str:
-    """Return the key a reference points to; raise ConfigError naming the reference (never the key)."""
-    parsed = parse_key_ref(ref)
-    if parsed.scheme == "secret":
-        return _from_secret_block(parsed.name)
-    if parsed.scheme == "env":
-        value = os.environ.get(parsed.name, "").strip()
-        if not value:
-            raise ConfigError(f"environment variable {parsed.name} is empty or unset: export it with the API key")
-        return value
-    keys = configured_api_keys()
-    index = int(parsed.name)
-    if index >= len(keys):
-        raise ConfigError(
-            f"key reference {parsed} but dlt config holds {len(keys)} key(s): "
-            "set SOURCES__OUTREACH__API_KEYS (or SOURCES__OUTREACH__API_KEY) or add them to .dlt/secrets.toml"
-        )
-    return keys[index]
-
-
-def _from_secret_block(name: str) -> str:
+def prefect_secret(name: str) -> str:
+    """The value of the Prefect Secret block `name`; ConfigError naming the block when there is none."""
     from prefect.blocks.system import Secret
 
     try:
-        block = Secret.load(name)
+        block: Any = Secret.load(name)
     except ValueError as exc:
         raise ConfigError(
             f"Prefect Secret block {name!r} not found: create it with "
@@ -118,3 +45,18 @@ def _from_secret_block(name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"Prefect Secret block {name!r} holds no API key string")
     return value.strip()
+
+
+register_secret_resolver(prefect_secret)
+
+
+def resolve_api_key(ref: str | int) -> str:
+    """The key a reference points to (``secret:`` through Prefect); ConfigError naming the reference."""
+    return resolve_key_ref(ref)
+
+
+def where_the_key_lives(ref: KeyRef) -> str:
+    """For a rejected key: where to fix it."""
+    if ref.scheme == "secret":
+        return f"the key comes from Prefect Secret block {ref.name!r}: update that block"
+    return ref.where()

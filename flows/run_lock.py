@@ -1,4 +1,6 @@
-"""Runs never overlap: ``sync_all`` holds one slot of the global concurrency limit ``outreach-sync``.
+"""Prefect's concurrency limits: runs never overlap, and writer tasks are tagged.
+
+``sync_all`` holds one slot of the global concurrency limit ``outreach-sync``.
 
 Each deployment in prefect.yaml also has ``concurrency_limit: 1``, but that is per deployment:
 it keeps two quick runs apart, not a quick run and the nightly full run. The global limit
@@ -20,6 +22,10 @@ from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectNotFound
 
 SYNC_LIMIT = "outreach-sync"
+#: Tasks that write the warehouse carry this tag; a tag concurrency limit of 1 on it (prefect.yaml,
+#: created by `outreach serve`) serialises DuckDB writers across machines. The warehouse lock itself
+#: is `pipelines.lock`, which every writer takes, with or without Prefect.
+WRITER_TAG = "outreach-warehouse-writer"
 
 logger = logging.getLogger(__name__)
 

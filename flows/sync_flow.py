@@ -1,11 +1,12 @@
 """Prefect flows: ``sync_workspace`` (one API key) and ``sync_all`` (every workspace, then models).
 
-Stages are tasks. Extract+normalize and load retry with backoff on errors a retry can fix
-(network, 5xx/429 after the client's own retries); errors a retry cannot fix (bad key, no
-permission, bad config) fail the task at once. Loads, the model build and the BI publish hold
-the warehouse's single-writer lock (see ``flows.writer_lock``). Keys travel as references
-(``flows.keys``) and are resolved inside the extract task, so they never appear in a
-parameter, a log line, a state or an artifact.
+Stages are tasks running the same engine as `outreach sync` (``flows.stages``). Extract+normalize and
+load retry with backoff on errors a retry can fix (network, 5xx/429 after the client's own retries);
+errors a retry cannot fix (bad key, no permission, bad config) fail the task at once. Loads, the model
+build and the BI publish hold the warehouse lock every writer takes (``pipelines.lock``: shared for
+loads and exclusive for the build on PostgreSQL; one writer on DuckDB). Settings are resolved once per
+flow run from the parameters and dlt config. Keys travel as references (``flows.keys``) and are resolved
+inside the extract task, so they never appear in a parameter, a log line, a state or an artifact.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import contextvars
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
@@ -21,13 +21,14 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
+from prefect.utilities.annotations import quote
 
 from flows import handoff, stages
-from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
+from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key, where_the_key_lives
 from flows.logs import route_library_logs_to_prefect
-from flows.run_lock import exclusive_sync_run
+from flows.run_lock import WRITER_TAG, exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from flows.writer_lock import WRITER_TAG, warehouse_writer
+from pipelines.config import OutreachSettings
 from pipelines.errors import (
     AuthError,
     ConfigError,
@@ -36,6 +37,7 @@ from pipelines.errors import (
     NotFoundError,
     OutreachError,
 )
+from pipelines.lock import warehouse_writer
 
 Mode = Literal["quick", "full"]
 
@@ -87,12 +89,7 @@ def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
     ref = parse_key_ref(key_ref)
     message = f"workspace {ref}: {exc}"
     if isinstance(exc, (AuthError, ForbiddenError)):
-        where = {
-            "secret": f"the key comes from Prefect Secret block {ref.name!r}: update that block",
-            "env": f"the key comes from environment variable {ref.name}",
-            "config": f"the key is number {ref.name} (from 0) of the keys in dlt config",
-        }[ref.scheme]
-        message += f" ({where})"
+        message += f" ({where_the_key_lives(ref)})"
     try:
         return type(exc)(message)
     except TypeError:
@@ -118,57 +115,50 @@ _LOAD_RETRIES: dict[str, Any] = {
     retry_condition_fn=retry_unless_permanent,
     **_NO_RESULTS,
 )
-def extract_task(
-    key_ref: str,
-    mode: Mode,
-    base_url: str | None,
-    duckdb_path: str,
-    rate_limit_per_minute: int | None,
-    reply_body_cap: int | None,
-    pipelines_dir: str | None,
-) -> Any:
+def extract_task(key_ref: str, mode: Mode, settings: OutreachSettings) -> Any:
     """Resolve the key from its reference, then extract and normalize (no warehouse writes)."""
     try:
         api_key = resolve_api_key(key_ref)
-        return stages.extract(
-            api_key,
-            mode=mode,
-            base_url=base_url,
-            duckdb_path=duckdb_path,
-            rate_limit_per_minute=rate_limit_per_minute,
-            reply_body_cap=reply_body_cap,
-            pipelines_dir=pipelines_dir,
-        )
+        return stages.extract(api_key, mode=mode, settings=settings)
     except OutreachError as exc:
         raise _with_ref(exc, key_ref) from exc
 
 
+def _writer(settings: OutreachSettings, what: str, *, shared: bool = False) -> Any:
+    """The warehouse lock of a writing task (shared: a load, which may run beside other loads on a server)."""
+    return warehouse_writer(stages.warehouse(settings), what=what, shared=shared, timeout_s=settings.lock_timeout_s)
+
+
 @task(name="load", **_LOAD_RETRIES, **_WRITER)
-def load_task(extracted: str, duckdb_path: str, key_ref: str) -> Any:
-    """Load one workspace's normalized packages (``extracted``: a ``flows.handoff`` token), holding the writer lock."""
-    with warehouse_writer(duckdb_path, holder=f"load {key_ref}"):
-        return stages.load(handoff.receive(extracted))
+def load_task(extracted: str, settings: OutreachSettings, key_ref: str) -> Any:
+    """Load one workspace's normalized package (``extracted``: a ``flows.handoff`` token), holding the
+    warehouse lock."""
+    try:
+        with _writer(settings, f"load of {key_ref}", shared=True):
+            return stages.load(handoff.receive(extracted))
+    except OutreachError as exc:
+        raise _with_ref(exc, key_ref) from exc
 
 
 @task(name="build-models-and-data-tests", **_WRITER)
-def build_models_task(duckdb_path: str) -> Any:
+def build_models_task(settings: OutreachSettings) -> Any:
     """Build ``reporting`` and run the data tests in one transaction (a failing test rolls back)."""
-    with warehouse_writer(duckdb_path, holder="build models"):
-        return stages.build_models(duckdb_path)
+    with _writer(settings, "model build"):
+        return stages.build_models(stages.warehouse(settings).label)
 
 
 @task(name="publish-bi", **_WRITER)
-def publish_bi_task(duckdb_path: str) -> str:
+def publish_bi_task(settings: OutreachSettings) -> str:
     """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename."""
-    with warehouse_writer(duckdb_path, holder="publish BI"):
-        return str(stages.publish_bi(duckdb_path))
+    with _writer(settings, "BI publish"):
+        return str(stages.publish_bi(stages.warehouse(settings).label))
 
 
 @task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
-def load_spool_task(spool_dir: str, duckdb_path: str, pipelines_dir: str | None) -> int:
+def load_spool_task(spool_dir: str, settings: OutreachSettings) -> int:
     """Load the webhook events waiting in the spool before the API is read."""
-    with warehouse_writer(duckdb_path, holder="load spool"):
-        return stages.load_spool(spool_dir, duckdb_path, pipelines_dir)
+    with _writer(settings, "spool load", shared=True):
+        return stages.load_spool(spool_dir, settings)
 
 
 @task(name="publish-report", **_NO_RESULTS)
@@ -178,44 +168,47 @@ def publish_report_task(markdown: str, key: str | None, description: str) -> Non
 
 
 def sync_markdown(
-    mode: str, results: list[WorkspaceResult], duckdb_path: str, seconds: float, events_loaded: int = 0
+    mode: str, results: list[WorkspaceResult], destination: str, seconds: float, events_loaded: int = 0
 ) -> str:
     """The pipeline's own report of the loaded workspaces (rows, requests, 429s, bodies deferred)."""
     reports = [r.sync_report for r in results if r.ok and r.sync_report is not None]
     if not reports:
         return ""
-    return stages.sync_report_markdown(mode, reports, duckdb_path, seconds, events_loaded)
+    return stages.sync_report_markdown(mode, reports, destination, seconds, events_loaded)
 
 
-def _models_stages(duckdb_path: str, clock: StageClock) -> Any:
+def _models_stages(settings: OutreachSettings, clock: StageClock) -> Any:
     """Build, test and publish; returns the build report (with data-test results)."""
     build_clock = StageClock()
     with build_clock.stage("build"):
-        report = build_models_task(duckdb_path)
+        report = build_models_task(quote(settings))
     tests_s = stages.data_test_seconds(report)
     clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
     clock.add("data tests", tests_s)
     with clock.stage("publish BI"):
-        publish_bi_task(duckdb_path)
+        publish_bi_task(quote(settings))
     return report
 
 
-def _extract_and_load(
-    key_ref: str,
-    mode: Mode,
-    base_url: str | None,
-    duckdb_path: str,
-    rate_limit_per_minute: int | None,
-    reply_body_cap: int | None,
-    pipelines_dir: str | None,
-    clock: StageClock,
-) -> Any:
+def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
     with clock.stage("extract+normalize"):
-        extracted = extract_task(
-            key_ref, mode, base_url, duckdb_path, rate_limit_per_minute, reply_body_cap, pipelines_dir
-        )
+        extracted = extract_task(key_ref, mode, quote(settings))
     with clock.stage("load"), handoff.handed_over(extracted) as token:
-        return load_task(token, duckdb_path, key_ref)
+        return load_task(token, quote(settings), key_ref)
+
+
+def _settings(
+    duckdb_path: str | None, base_url: str | None, rate_limit_per_minute: int | None,
+    reply_body_cap: int | None, pipelines_dir: str | None,
+) -> OutreachSettings:
+    """The flow run's settings, resolved once: its parameters over dlt config over defaults."""
+    return stages.settings(
+        duckdb_path=duckdb_path,
+        base_url=base_url,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        pipelines_dir=pipelines_dir,
+    )
 
 
 @flow(
@@ -241,23 +234,22 @@ def sync_workspace(
     """
     logger = get_run_logger()
     parse_key_ref(key_ref)  # fail fast on a malformed reference
-    path = stages.warehouse_path(duckdb_path)
+    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
+    destination = stages.warehouse(settings).label
     clock = StageClock()
-    report = _extract_and_load(
-        key_ref, mode, base_url, path, rate_limit_per_minute, reply_body_cap, pipelines_dir, clock
-    )
+    report = _extract_and_load(key_ref, mode, settings, clock)
     result = WorkspaceResult(key_ref=key_ref, ok=True, sync_report=report, stages=clock.seconds)
     build_report = None
     if build_models:
         run_clock = StageClock()
-        build_report = _models_stages(path, run_clock)
+        build_report = _models_stages(settings, run_clock)
         result.stages = {**clock.seconds, **run_clock.seconds}
     markdown = render_run_markdown(
         title=f"outreach sync of {key_ref}",
         mode=mode,
         workspaces=[WorkspaceResult(key_ref, True, "", report, clock.seconds)],
         run_stages={k: v for k, v in result.stages.items() if k not in clock.seconds},
-        sync_markdown=sync_markdown(mode, [result], path, sum(clock.seconds.values())),
+        sync_markdown=sync_markdown(mode, [result], destination, sum(clock.seconds.values())),
         build_report=build_report,
     )
     publish_report_task(markdown, None, f"{mode} sync of {key_ref}")
@@ -271,7 +263,8 @@ def _warm_imports() -> None:
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
-    import pipelines.sync  # noqa: F401
+    import pipelines.extract  # noqa: F401
+    import pipelines.load  # noqa: F401
 
 
 def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
@@ -315,10 +308,11 @@ def sync_all(
         )
     for ref in refs:
         parse_key_ref(ref)
-    path = stages.warehouse_path(duckdb_path)
+    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
+    destination = stages.warehouse(settings).label
     params: dict[str, Any] = dict(
         mode=mode,
-        duckdb_path=path,
+        duckdb_path=str(stages.warehouse(settings).duckdb_path) if stages.warehouse(settings).is_duckdb else None,
         base_url=base_url,
         rate_limit_per_minute=rate_limit_per_minute,
         reply_body_cap=reply_body_cap,
@@ -331,7 +325,7 @@ def sync_all(
     with exclusive_sync_run():
         if spool:
             with clock.stage("load spool"):
-                events_loaded = load_spool_task(spool, path, pipelines_dir)
+                events_loaded = load_spool_task(spool, quote(settings))
         with clock.stage("workspaces (concurrent)"):
             with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
                 futures = [
@@ -341,7 +335,7 @@ def sync_all(
         build_report, build_error = None, ""
         if any(r.ok for r in results):
             try:
-                build_report = _models_stages(path, clock)
+                build_report = _models_stages(settings, clock)
             except Exception as exc:  # noqa: BLE001 - reported in the artifact, then re-raised below
                 build_error = str(exc) or type(exc).__name__
     markdown = render_run_markdown(
@@ -350,7 +344,7 @@ def sync_all(
         workspaces=results,
         run_stages=clock.seconds,
         sync_markdown=sync_markdown(
-            mode, results, path, clock.seconds.get("workspaces (concurrent)", 0.0), events_loaded
+            mode, results, destination, clock.seconds.get("workspaces (concurrent)", 0.0), events_loaded
         ),
         build_report=build_report,
         build_error=build_error,
@@ -369,4 +363,4 @@ def sync_all(
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    sync_all(mode="quick", duckdb_path=str(Path("data/outreach.duckdb")))
+    sync_all(mode="quick")

@@ -1,8 +1,9 @@
 """Ad-hoc runs for people who use dlt directly: ``python -m pipelines [--mode full] ...``.
 
-Same as ``outreach sync``; settings come from dlt config ([sources.outreach] in .dlt/,
-SOURCES__OUTREACH__*). Each workspace is a dlt pipeline named ``outreach_<workspace_id>``,
-so ``dlt pipeline outreach_<workspace_id> info`` (or ``show``) works afterwards.
+Same engine as ``outreach sync``; settings come from dlt config ([sources.outreach] in .dlt/,
+SOURCES__OUTREACH__*), flags win. Workspaces are loaded in batches, each a dlt pipeline named after its
+first workspace, ``outreach_<workspace_id>``, so ``dlt pipeline outreach_<workspace_id> info`` (or
+``show``) works afterwards (the summary names each workspace's pipeline).
 """
 
 from __future__ import annotations
@@ -15,18 +16,23 @@ from pipelines.errors import OutreachError
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipelines", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m pipelines", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mode", choices=["quick", "full"], default="quick")
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--api-key", action="append", default=None, help="repeat once per workspace")
     parser.add_argument("--duckdb", default=None, help="warehouse file (default data/outreach.duckdb)")
+    parser.add_argument("--destination", default=None, help="duckdb (default) or postgres")
     parser.add_argument("--spool", default=None, help="webhook spool to load first (default data/spool/)")
     parser.add_argument("--pipelines-dir", default=None, help="dlt working dir (default: dlt's, ~/.dlt/pipelines)")
+    parser.add_argument("--workers", type=int, default=None, help="threads reading the API at once")
+    parser.add_argument("--batch-size", type=int, default=None, help="workspaces per dlt load")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    from pipelines.sync import run_sync
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    from pipelines.run import run_sync
 
     try:
         report = run_sync(
@@ -34,9 +40,13 @@ def main(argv: list[str] | None = None) -> int:
             api_keys=args.api_key,
             base_url=args.base_url,
             duckdb_path=args.duckdb,
+            destination=args.destination,
             spool_dir=args.spool,
             pipelines_dir=args.pipelines_dir,
+            workers=args.workers,
+            batch_size=args.batch_size,
             progress=not args.no_progress,
+            notify=lambda line: print(line, file=sys.stderr, flush=True),
         )
     except OutreachError as exc:
         print(f"error: {exc}", file=sys.stderr)

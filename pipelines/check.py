@@ -17,27 +17,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipelines import settings as S
 from pipelines.errors import ConfigError, ForbiddenError, InvalidRequestError, OutreachError
 
 SECTIONS = ("sources", "outreach")
-# (name, secret, default shown when unset)
-SETTINGS: tuple[tuple[str, bool, str], ...] = (
-    ("base_url", False, "-"),
-    ("api_key", True, "-"),
-    ("api_keys", True, "-"),
-    ("destination", False, "duckdb"),
-    ("duckdb_path", False, S.DEFAULT_DUCKDB_PATH),
-    ("duckdb_storage_version", False, "v1.0.0"),
-    ("duckdb_memory_limit", False, S.DEFAULT_DUCKDB_MEMORY_LIMIT),
-    ("spool_dir", False, S.DEFAULT_SPOOL_DIR),
-    ("pipelines_dir", False, "dlt's default (~/.dlt/pipelines)"),
-    ("rate_limit_per_minute", False, "120"),
-    ("reply_body_cap", False, str(S.DEFAULT_REPLY_BODY_CAP)),
-    ("reply_lookback_s", False, str(S.DEFAULT_REPLY_LOOKBACK_S)),
-    ("request_timeout", False, "20"),
-    ("workers", False, str(S.DEFAULT_WORKERS)),
-)
+SECRET_SETTINGS = ("api_key", "api_keys")
+
+
+def _settings() -> tuple[tuple[str, bool, str], ...]:
+    """(name, secret, default shown when unset) of every field of `pipelines.config.OutreachSettings`."""
+    from pipelines.config import OutreachSettings
+
+    defaults = OutreachSettings()
+    shown = {"pipelines_dir": "dlt's default (~/.dlt/pipelines)"}
+    return tuple(
+        (
+            name,
+            name in SECRET_SETTINGS,
+            shown.get(name) or ("-" if getattr(defaults, name) is None else str(getattr(defaults, name))),
+        )
+        for name in defaults.get_resolvable_fields()
+    )
+
+
 FLAGS = {"base_url": "--base-url", "api_key": "--api-key", "duckdb_path": "--duckdb"}
 
 
@@ -96,21 +97,26 @@ def run_check(
     report = CheckReport()
     report.lines.append("settings ([sources.outreach], where each value comes from):")
     flags = {"base_url": base_url, "api_key": list(api_keys) if api_keys else None, "duckdb_path": duckdb_path}
-    for name, secret, default in SETTINGS:
+    for name, secret, default in _settings():
         report.lines.append(_setting_line(name, secret, default, flags.get(name)))
 
-    from pipelines.config import resolve_config
+    from pipelines.config import require_api, resolve_settings
 
+    keys: list[str] = []
     try:
-        cfg = resolve_config(api_keys=list(api_keys) if api_keys else None, base_url=base_url, duckdb_path=duckdb_path)
+        cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
+        keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
+        require_api(cfg, keys)
     except OutreachError as exc:
         cfg = None
         report.lines.append("API:")
         report.problem(str(exc))
     if cfg is not None:
-        report.lines.append("API (GET /account; POST /hooks with an empty body tells the key's level, creates nothing):")
-        for index, key in enumerate(cfg.api_keys, start=1):
-            _check_key(report, index, key, cfg.base_url, cfg.request_timeout)
+        report.lines.append(
+            "API (GET /account; POST /hooks with an empty body tells the key's level, creates nothing):"
+        )
+        for index, key in enumerate(keys, start=1):
+            _check_key(report, index, key, str(cfg.base_url), cfg.request_timeout)
 
     report.lines.append("warehouse:")
     _check_warehouse(report, duckdb_path)
@@ -135,7 +141,7 @@ def _setting_line(name: str, secret: bool, default: str, flag: Any) -> str:
 
 
 def _masked_keys(value: Any) -> str:
-    from pipelines.config import _as_key_list
+    from pipelines.config import as_key_list as _as_key_list
 
     try:
         keys = _as_key_list(value)

@@ -1,68 +1,131 @@
-"""Settings of a sync, resolved like dlt resolves them.
+"""The settings of a sync: one object, declared the dlt way, resolved once at the edge and passed down.
 
-Explicit arguments win; otherwise ``[sources.outreach]`` in ``.dlt/config.toml``
-and ``.dlt/secrets.toml``, or ``SOURCES__OUTREACH__<KEY>`` environment variables.
+`OutreachSettings` is a dlt ``@configspec`` in section ``[sources.outreach]``: dlt fills each field from
+``SOURCES__OUTREACH__<NAME>`` environment variables, ``.dlt/config.toml`` and ``.dlt/secrets.toml``
+(``OUTREACH__<NAME>`` also works; a bare ``<NAME>`` never does, so an unrelated ``API_KEY`` in the
+environment is never picked up). The edges (CLI flags, flow parameters, ``python -m pipelines``) call
+`resolve_settings` with what they were given explicitly, which wins over configuration; everything
+below them takes the resolved object. Names and defaults: ROUND2-DECISIONS.md.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Optional
+
+from dlt.common.configuration import configspec, resolve_configuration
+from dlt.common.configuration.specs import BaseConfiguration
+from dlt.common.typing import TSecretValue
 
 from pipelines import settings as S
-from pipelines.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.errors import ConfigError
 
-SECTION = "sources.outreach"
+SECTIONS = ("sources",)
+SECTION = "outreach"
+DESTINATIONS = ("duckdb", "postgres")  # named in the contract; any other dlt destination name also works
 
 
-@dataclass
-class SyncConfig:
-    """Resolved settings of one `run_sync` call (holds keys: never log or persist it)."""
+@configspec
+class OutreachSettings(BaseConfiguration):
+    """Every setting of the sync. Holds API keys: never log, persist or repr it with them."""
 
-    api_keys: list[str]
-    base_url: str
-    duckdb_path: Path
-    spool_dir: Path | None
-    rate_limit_per_minute: int | None
-    reply_body_cap: int
-    reply_lookback_s: int
-    request_timeout: float
-    workers: int
-    pipelines_dir: str | None
+    base_url: Optional[str] = None
+    """API base URL ending in /api/v1"""
+    api_key: Optional[TSecretValue] = None
+    """one workspace's key"""
+    api_keys: Optional[TSecretValue] = None
+    """several workspaces: a list (TOML), a JSON list or a comma-separated string"""
+    rate_limit_per_minute: int = 120
+    """per key; 0 turns pacing off"""
+    reply_body_cap: int = 500
+    """GET /replies/{id} calls per workspace per run; the rest are deferred"""
+    reply_lookback_s: int = 3600
+    """a quick sync re-reads replies this far below the stored cursor"""
+    request_timeout: float = 20.0
+    """seconds per request"""
+    workers: int = 8
+    """threads reading the API at once (shared by the workspaces of a batch)"""
+    batch_size: int = 25
+    """workspaces extracted, normalized and loaded together (one dlt load per batch)"""
+    destination: str = "duckdb"
+    """duckdb, postgres (credentials: DESTINATION__POSTGRES__CREDENTIALS), or another dlt destination"""
+    duckdb_path: str = S.DEFAULT_DUCKDB_PATH
+    duckdb_storage_version: str = "v1.0.0"
+    """storage format of a DuckDB warehouse we create (v1.0.0: DuckDB 1.0 and later can open it)"""
+    duckdb_memory_limit: str = "64MB"
+    """DuckDB spills to disk beyond this during loads. A load's merge work grows with the rows staged, so
+    any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
+    spool_dir: str = S.DEFAULT_SPOOL_DIR
+    """webhook spool, loaded first when it exists"""
+    pipelines_dir: Optional[str] = None
+    """dlt working directories (dlt's default: ~/.dlt/pipelines)"""
+    lock_timeout_s: float = 600.0
+    """how long a writer waits for the warehouse lock before failing"""
+
+    __section__: ClassVar[str] = SECTION
 
     def __repr__(self) -> str:  # keys hidden
-        return f"SyncConfig(base_url={self.base_url!r}, workspaces={len(self.api_keys)}, duckdb={self.duckdb_path})"
+        return (
+            f"OutreachSettings(base_url={self.base_url!r}, destination={self.destination!r}, "
+            f"duckdb_path={self.duckdb_path!r}, workers={self.workers}, batch_size={self.batch_size})"
+        )
+
+    def api_key_list(self) -> list[str]:
+        """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
+        return as_key_list(self.api_keys, "api_keys") or as_key_list(_one_key(self.api_key), "api_key")
+
+    def spool_path(self) -> Path | None:
+        """The spool directory when it exists (nothing to load otherwise)."""
+        path = Path(self.spool_dir).expanduser()
+        return path.resolve() if path.is_dir() else None
 
 
-def _lookup(name: str, secret: bool = False) -> Any:
-    import dlt
+def resolve_settings(**explicit: Any) -> OutreachSettings:
+    """The settings: `explicit` values (None means "not given") over dlt configuration over defaults.
 
-    accessor = dlt.secrets if secret else dlt.config
+    Raises ConfigError naming the setting when a value cannot be used.
+    """
+    given = {name: _plain(value) for name, value in explicit.items() if value is not None}
+    unknown = set(given) - set(OutreachSettings().get_resolvable_fields())
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}: see pipelines/README.md for the list")
     try:
-        return accessor.get(f"{SECTION}.{name}")
-    except Exception:  # noqa: BLE001 - malformed toml etc.: treat as unset, explicit checks follow
-        return None
+        settings = resolve_configuration(OutreachSettings(), sections=SECTIONS, explicit_value=given or None)
+    except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
+        raise ConfigError(f"[sources.outreach] settings cannot be read: {_first_line(exc)}") from None
+    _validate(settings)
+    return settings
 
 
-def _as_key_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                value = json.loads(text)
-            except ValueError as exc:
-                raise ConfigError("SOURCES__OUTREACH__API_KEYS is not a valid JSON list: fix its syntax") from exc
-        else:
-            value = [part for part in text.replace("\n", ",").split(",")]
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError("sources.outreach.api_keys must be a list of keys (or a comma-separated string)")
-    return [str(k).strip() for k in value if str(k).strip()]
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def _validate(settings: OutreachSettings) -> None:
+    if settings.workers < 1:
+        raise ConfigError(f"sources.outreach.workers must be at least 1, got {settings.workers}")
+    if settings.batch_size < 1:
+        raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
+    if settings.rate_limit_per_minute < 0:
+        raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")
+    if settings.lock_timeout_s < 0:
+        raise ConfigError("sources.outreach.lock_timeout_s must be 0 or more seconds")
+    settings.api_key_list()  # a malformed key list fails here, at the edge
+
+
+def require_api(settings: OutreachSettings, keys: list[str]) -> None:
+    """ConfigError naming the missing setting when there is no key or no base URL."""
+    if not keys:
+        raise ConfigError(
+            "no API key: set SOURCES__OUTREACH__API_KEY (or __API_KEYS), [sources.outreach] api_key in "
+            ".dlt/secrets.toml, or pass --api-key"
+        )
+    if not settings.base_url:
+        raise ConfigError(
+            "no API base URL: set SOURCES__OUTREACH__BASE_URL (ending in /api/v1), "
+            "[sources.outreach] base_url in .dlt/config.toml, or pass --base-url"
+        )
 
 
 def _one_key(value: Any) -> Any:
@@ -73,66 +136,26 @@ def _one_key(value: Any) -> Any:
     return value
 
 
-def _as_int(name: str, value: Any, default: int | None) -> int | None:
-    if value is None or value == "":
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"sources.outreach.{name} must be an integer, got {value!r}") from exc
+def as_key_list(value: Any, name: str = "api_keys") -> list[str]:
+    """A configured keys value (list, JSON list, or comma/newline-separated string) as a list of keys."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ConfigError(
+                    f"SOURCES__OUTREACH__{name.upper()} is not a valid JSON list: fix its syntax"
+                ) from None
+        else:
+            value = text.replace("\n", ",").split(",")
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"sources.outreach.{name} must be a list of keys (or a comma-separated string)")
+    return [str(k).strip() for k in value if str(k).strip()]
 
 
-def resolve_config(
-    *,
-    api_keys: list[str] | None = None,
-    base_url: str | None = None,
-    duckdb_path: str | Path | None = None,
-    spool_dir: str | Path | None = None,
-    rate_limit_per_minute: int | None = None,
-    reply_body_cap: int | None = None,
-    reply_lookback_s: int | None = None,
-    request_timeout: float | None = None,
-    workers: int | None = None,
-    pipelines_dir: str | Path | None = None,
-) -> SyncConfig:
-    """Fill every unset argument from dlt config; raise ConfigError naming the missing setting."""
-    keys = [k.strip() for k in (api_keys or []) if k and k.strip()]
-    if not keys:
-        keys = _as_key_list(_lookup("api_keys", secret=True)) or _as_key_list(
-            _one_key(_lookup("api_key", secret=True))  # reliab: a line break inside one key is not a list
-        )
-    if not keys:
-        raise ConfigError(
-            "no API key: set SOURCES__OUTREACH__API_KEY (or __API_KEYS), [sources.outreach] api_key in "
-            ".dlt/secrets.toml, or pass --api-key"
-        )
-    url = base_url or _lookup("base_url")
-    if not url:
-        raise ConfigError(
-            "no API base URL: set SOURCES__OUTREACH__BASE_URL (ending in /api/v1), "
-            "[sources.outreach] base_url in .dlt/config.toml, or pass --base-url"
-        )
-    rate = rate_limit_per_minute
-    if rate is None:
-        rate = _as_int("rate_limit_per_minute", _lookup("rate_limit_per_minute"), DEFAULT_RATE_LIMIT_PER_MINUTE)
-    cap = reply_body_cap if reply_body_cap is not None else _as_int("reply_body_cap", _lookup("reply_body_cap"), S.DEFAULT_REPLY_BODY_CAP)
-    lookback = reply_lookback_s if reply_lookback_s is not None else _as_int(
-        "reply_lookback_s", _lookup("reply_lookback_s"), S.DEFAULT_REPLY_LOOKBACK_S
-    )
-    timeout = request_timeout if request_timeout is not None else float(_lookup("request_timeout") or DEFAULT_TIMEOUT_S)
-    n_workers = workers if workers is not None else _as_int("workers", _lookup("workers"), S.DEFAULT_WORKERS)
-    db = Path(duckdb_path or _lookup("duckdb_path") or S.DEFAULT_DUCKDB_PATH)
-    spool = Path(spool_dir) if spool_dir else Path(_lookup("spool_dir") or S.DEFAULT_SPOOL_DIR)
-    pdir = pipelines_dir or _lookup("pipelines_dir") or os.environ.get("DLT_DATA_DIR_PIPELINES")
-    return SyncConfig(
-        api_keys=keys,
-        base_url=str(url),
-        duckdb_path=db,
-        spool_dir=spool if spool.is_dir() else None,
-        rate_limit_per_minute=rate if rate and rate > 0 else None,
-        reply_body_cap=int(cap or 0),
-        reply_lookback_s=int(lookback or 0),
-        request_timeout=timeout,
-        workers=max(1, int(n_workers or 1)),
-        pipelines_dir=str(pdir) if pdir else None,
-    )
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

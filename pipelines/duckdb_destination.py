@@ -1,12 +1,22 @@
-"""A DuckDB destination whose SQL names carry the catalog: ``"<catalog>"."outreach"."<table>"``.
+"""dlt's DuckDB destination with two changes dlt has no public setting for. The one module that uses dlt's
+private DuckDB classes (issue 17); `tests/test_dlt_private.py` fails loudly, naming dlt, when an upgrade
+changes what it relies on.
 
-DuckDB names a file's catalog after its stem, so the contract's default ``data/outreach.duckdb``
-has catalog ``outreach``, the same as the dataset (schema) ``outreach``; dlt's two-part names
-``outreach.<table>`` are then ambiguous and the load fails ("Ambiguous reference to catalog or
-schema"). With three-part names nothing is ambiguous, whatever the file is called. This is dlt's
-own DuckDB destination with `catalog_name()` returning the file's catalog (as dlt's MotherDuck
-client does). Two memory bounds besides (issue 7): load jobs run one at a time, and the merge
-deduplicates staged rows without a window over every column (`RowidDedupMergeJob`).
+1. **Three-part names** ``"<catalog>"."outreach"."<table>"``. DuckDB names a file's catalog after its
+   stem, so the contract's default ``data/outreach.duckdb`` has catalog ``outreach``, the same as the
+   dataset (schema) ``outreach``; dlt's two-part names ``outreach.<table>`` are then ambiguous and the
+   load fails ("Ambiguous reference to catalog or schema"). dlt's public knobs do not help: a
+   connection with the file attached under another alias makes dlt write into the in-memory catalog,
+   and dlt refuses an in-memory database with an ATTACH statement. So `catalog_name()` returns the
+   file's catalog, as dlt's own MotherDuck client does; dlt's warning about the clash is then moot and
+   silenced here at its source (no log filter by message text).
+2. **A merge whose memory does not grow with the rows staged** (issue 7): staged rows are
+   de-duplicated by keeping each key's first row (smallest rowid) instead of numbering every row with
+   ``ROW_NUMBER() OVER (PARTITION BY key)``. dlt's public alternatives do not fit: ``dedup_sort`` keeps
+   the window, and declaring the data ``deduplicated`` would insert twice a file that a load resumed
+   after a crash copies into staging again.
+
+Loading one job at a time (the other memory bound) is public: ``pipeline.load(workers=1)``.
 """
 
 from __future__ import annotations
@@ -14,9 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, List, Optional, Sequence, Tuple, Type
 
-from dlt.common.destination.capabilities import DestinationCapabilitiesContext
-from dlt.common.destination.client import FollowupJobRequest, PreparedTableSchema
-from dlt.common.schema.typing import TSortOrder
+from dlt.common.destination.client import FollowupJobRequest
+from dlt.common.destination.typing import PreparedTableSchema
+from dlt.common.typing import TSortOrder
 from dlt.destinations.impl.duckdb.duck import DuckDbClient
 from dlt.destinations.impl.duckdb.factory import duckdb as duckdb_factory
 from dlt.destinations.impl.duckdb.sql_client import DuckDbSqlClient
@@ -29,6 +39,9 @@ def catalog_for(path: str | Path) -> str:
 
 
 class CatalogDuckDbSqlClient(DuckDbSqlClient):
+    def warn_if_catalog_equals_dataset_name(self) -> None:
+        """Three-part names make the catalog/dataset clash harmless: nothing to warn about."""
+
     def catalog_name(self, quote: bool = True, casefold: bool = True) -> Optional[str]:
         name = catalog_for(self.credentials.database)
         if casefold:
@@ -52,14 +65,14 @@ class RowidDedupMergeJob(SqlMergeFollowupJob):
         table_name: str,
         primary_keys: Sequence[str],
         columns: Sequence[str],
-        dedup_sort: Tuple[str, TSortOrder] = None,
-        condition: str = None,
-        condition_columns: Sequence[str] = None,
+        dedup_sort: Optional[Tuple[str, TSortOrder]] = None,
+        condition: Optional[str] = None,
+        condition_columns: Optional[Sequence[str]] = None,
         skip_dedup: bool = False,
     ) -> str:
         if skip_dedup or dedup_sort is not None:
-            return super().gen_select_from_dedup_sql(
-                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup
+            return super().gen_select_from_dedup_sql(  # dlt annotates these None defaults without Optional
+                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup  # type: ignore[arg-type]
             )
         inner = list(columns) + list(condition_columns or [])
         return f"""
@@ -94,11 +107,3 @@ class outreach_duckdb(duckdb_factory):  # noqa: N801 - dlt factories are lowerca
     @property
     def client_class(self) -> Type[DuckDbClient]:
         return CatalogDuckDbClient
-
-    def _raw_capabilities(self) -> DestinationCapabilitiesContext:
-        # one load job at a time: dlt's default runs every file's COPY at once, and each holds its
-        # own read buffers, so a load's memory grew with the number of files (rows) in the package;
-        # one DuckDB file takes one writer at a time anyway (measured: same load time)
-        caps = super()._raw_capabilities()
-        caps.loader_parallelism_strategy = "sequential"
-        return caps

@@ -18,8 +18,8 @@ Task = Callable[[Emit], None]
 _DONE = object()
 
 
-class _Stopped(Exception):
-    """Raised inside a worker when the consumer went away."""
+class Stopped(Exception):
+    """Raised inside a worker (by `emit`) when the consumer went away: let it propagate."""
 
 
 def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> Iterator[Any]:
@@ -44,7 +44,7 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
                 return
             except queue.Full:
                 continue
-        raise _Stopped
+        raise Stopped
 
     def worker() -> None:
         try:
@@ -54,7 +54,7 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
                 except queue.Empty:
                     return
                 task(emit)
-        except _Stopped:
+        except Stopped:
             pass
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             errors.append(exc)

@@ -26,31 +26,23 @@ from typing import Any
 
 from pipelines.client import OutreachClient, connectivity_check
 from pipelines.errors import ApiUnavailableError, ConfigError, NotFoundError
-from pipelines.settings import DEFAULT_DUCKDB_PATH
 
 RECORD_SUFFIX = "_hooks.json"
 
 
-def _config(name: str, *, secret: bool) -> Any:
-    import dlt
-
-    accessor = dlt.secrets if secret else dlt.config
-    return accessor.get(f"sources.outreach.{name}")
-
-
 def _resolve(base_url: str | None, api_key: str | None) -> tuple[str, str]:
-    """(base_url, api_key) from the arguments or dlt config; ConfigError names the missing setting."""
-    url = base_url or _config("base_url", secret=False) or ""
-    key: Any = api_key or _config("api_key", secret=True) or _config("api_keys", secret=True)
-    if isinstance(key, str) and key.strip().startswith("["):
-        key = json.loads(key)
-    if isinstance(key, (list, tuple)):
-        if len(key) != 1:
-            raise ConfigError(
-                f"{len(key)} API keys configured: pass --api-key for the workspace whose webhooks to manage"
-            )
-        key = key[0]
-    return str(url), str(key or "")
+    """(base_url, api_key) from the arguments or the settings (`pipelines.config`, `pipelines.keys`: the one
+    reader of keys); ConfigError names the missing setting."""
+    from pipelines.config import resolve_settings
+    from pipelines.keys import configured_api_keys
+
+    settings = resolve_settings(base_url=base_url)
+    if api_key:
+        return str(settings.base_url or ""), api_key
+    keys = configured_api_keys(settings)
+    if len(keys) > 1:
+        raise ConfigError(f"{len(keys)} API keys configured: pass --api-key for the workspace whose webhooks to manage")
+    return str(settings.base_url or ""), keys[0] if keys else ""
 
 
 def _client(base_url: str | None, api_key: str | None) -> OutreachClient:
@@ -154,7 +146,9 @@ def list_subscriptions(*, duckdb_path: str | Path | None = None, include_deleted
 
 def record_path(duckdb_path: str | Path | None = None) -> Path:
     """``<warehouse stem>_hooks.json`` beside the configured warehouse (its default when none is set)."""
-    warehouse = Path(duckdb_path or str(_config("duckdb_path", secret=False) or "") or DEFAULT_DUCKDB_PATH)
+    from pipelines.config import resolve_settings
+
+    warehouse = Path(duckdb_path or resolve_settings().duckdb_path)
     return warehouse.with_name(warehouse.name.split(".")[0] + RECORD_SUFFIX)
 
 

@@ -80,7 +80,8 @@ class SyncReport:
         for ws in self.workspaces:
             stages = ", ".join(f"{k} {v:.1f}s" for k, v in ws.stage_seconds.items())
             lines.append(
-                f"- {ws.workspace_name} ({ws.workspace_id}): {ws.requests} requests, {ws.rate_limited} 429s; "
+                f"- {ws.workspace_name} ({ws.workspace_id}, pipeline {ws.pipeline_name}): {ws.requests} requests, "
+                f"{ws.rate_limited} 429s; "
                 f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}, recipient pages read "
                 f"{ws.recipient_pages_read}/{ws.recipient_pages_listed}; bodies fetched "
                 f"{ws.bodies_fetched}, from events {ws.bodies_from_events}, deferred {ws.bodies_deferred}; {stages}"

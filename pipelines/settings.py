@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from dlt.common.schema.typing import TScd2StrategyDict, TTableSchemaColumns
 
 SOURCE_NAME = "outreach"
 DATASET_NAME = "outreach"
@@ -15,12 +18,6 @@ PER_PAGE_CAMPAIGNS = 100
 PER_PAGE_REPLIES = 100
 PER_PAGE_RECIPIENTS = 200
 
-DEFAULT_REPLY_BODY_CAP = 500
-DEFAULT_REPLY_LOOKBACK_S = 3600
-DEFAULT_WORKERS = 4
-# DuckDB spills to disk beyond this; a load's merge work grows with the rows staged, so any limit above
-# what a small load needs made the peak grow with rows up to the limit (+270 MB at 1M recipients with 256MB)
-DEFAULT_DUCKDB_MEMORY_LIMIT = "64MB"
 RECIPIENT_BATCH_ROWS = 10_000
 REPLY_BODY_CHUNK_ROWS = 10_000  # replies without a body are settled (hook, cap) this many at a time
 FILE_MAX_ROWS = 100_000
@@ -71,9 +68,9 @@ def _named(table: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {name: {"name": name, **hint} for name, hint in table.items()}
 
 
-def columns_for(table: str) -> dict[str, dict[str, Any]]:
+def columns_for(table: str) -> TTableSchemaColumns:
     """Fresh column hints for `table` (dlt may mutate the dicts it is given)."""
-    return _named(_COLUMNS_FACTORY[table]())
+    return cast("TTableSchemaColumns", _named(_COLUMNS_FACTORY[table]()))
 
 
 _COLUMNS_FACTORY: dict[str, Any] = {
@@ -82,6 +79,7 @@ _COLUMNS_FACTORY: dict[str, Any] = {
         "workspace_id": _text(),
         "created_at": _ts(),
         "synced_at": _ts(),
+        "observed_at": _ts(),  # the service's clock when the account was read
     },
     "campaigns": lambda: {
         "id": _text(nullable=False),
@@ -148,7 +146,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "webhook_event_types": ("workspace_id", "key"),
 }
 
-SCD2 = {"disposition": "merge", "strategy": "scd2"}
+SCD2: TScd2StrategyDict = {"disposition": "merge", "strategy": "scd2"}
 
 # Tables whose rows a full sync marks with deleted_at when the API stops returning them.
 SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")

@@ -372,7 +372,7 @@ class DriftGuard:
 
         types = _spec_types()
         for table in settings.TABLES:
-            hinted = {n: h["data_type"] for n, h in settings.columns_for(table).items() if "data_type" in h}
+            hinted = {n: str(h["data_type"]) for n, h in settings.columns_for(table).items() if "data_type" in h}
             types.setdefault(table, {}).update(hinted)
         try:
             schema = pipeline.default_schema if pipeline.default_schema_name else None

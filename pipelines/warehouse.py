@@ -1,105 +1,206 @@
-"""The few reads and updates the sync makes on the destination itself, through dlt's sql_client.
+"""The few reads and updates the sync makes on the warehouse itself, through dlt's clients, in SQL that
+DuckDB and PostgreSQL both run.
 
-* before extraction: bodies already stored (so a re-read list item keeps its body)
-  and replies still waiting for a body (deferred);
-* before a quick extraction: per-page summaries of the stored recipients of changed campaigns
-  (which pages to read, pipelines.recipient_pages);
-* after a full load: mark rows the API no longer returns (``deleted_at``).
+* `WarehouseReader` (one per batch, before and during extraction): which tables exist (asked of the
+  catalog, never guessed from an error's text), the committed `sync_state` of the batch, replies still
+  waiting for a body (deferred), stored bodies of re-read replies, and per-page summaries of the stored
+  recipients of changed campaigns (which pages a quick sync reads, pipelines.recipient_pages).
+* after a load: `mark_deleted` (full sync: rows the API no longer returns) and
+  `drop_duplicate_history_rows` (a repair after a resumed load).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
 from pipelines import settings as S
+from pipelines.batch import KnownBody
 from pipelines.recipient_pages import COUNTERS, StoredCampaign, StoredPage
-from pipelines.source import KnownBody
+from pipelines.state import STATE_TABLE, WorkspaceState, read_states
 
 log = logging.getLogger(__name__)
 
-
-def _missing_relation(exc: Exception) -> bool:
-    from dlt.destinations.exceptions import DatabaseUndefinedRelation
-
-    text = str(exc).lower()
-    return isinstance(exc, DatabaseUndefinedRelation) or "does not exist" in text or "not found" in text
+ID_CHUNK = 1000  # ids per `in (...)` list
 
 
-def read_reply_bodies(pipeline: Any, workspace_id: str) -> tuple[dict[str, KnownBody], list[str]]:
-    """(stored bodies by reply id, ids of current replies without a body yet) for one workspace."""
-    try:
-        with pipeline.sql_client() as client:
+class WarehouseReader:
+    """Reads the warehouse for one batch through one dlt job client, opened on first use.
+
+    `lock` (a context manager) is held around every read: the DuckDB access mutex, so a thread's read
+    never runs inside another thread's load. Close it before the batch loads.
+    """
+
+    def __init__(self, pipeline: Any, lock: Any = None) -> None:
+        self.pipeline = pipeline
+        self.lock = lock if lock is not None else contextlib.nullcontext()
+        self._client: Any = None
+        self._tables: set[str] | None = None
+        self._mutex = threading.Lock()
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._client is not None:
+                with contextlib.suppress(Exception):
+                    self._client.__exit__(None, None, None)
+                self._client = None
+
+    @contextlib.contextmanager
+    def _sql(self) -> Iterator[Any]:
+        with self._mutex, self.lock:
+            if self._client is None:
+                client = self.pipeline.destination_client()
+                client.__enter__()
+                self._client = client
+            yield self._client.sql_client
+
+    def tables(self) -> set[str]:
+        """The dataset's tables, from the catalog (an empty set on a first run)."""
+        if self._tables is None:
+            with self._mutex, self.lock:
+                if self._client is None:
+                    client = self.pipeline.destination_client()
+                    client.__enter__()
+                    self._client = client
+                wanted = [*S.TABLES, STATE_TABLE, "_dlt_loads"]
+                self._tables = {name for name, columns in self._client.get_storage_tables(wanted) if columns}
+        return self._tables
+
+    def has(self, *tables: str) -> bool:
+        return all(t in self.tables() for t in tables)
+
+    # -- reads ------------------------------------------------------------------------------------
+    def states(self, workspace_ids: Sequence[str]) -> dict[str, WorkspaceState]:
+        if not self.has(STATE_TABLE, "_dlt_loads"):
+            return {}
+        with self._sql() as client:
+            return read_states(client, workspace_ids)
+
+    def deferred_reply_ids(self, workspace_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Ids of current replies still without a body, per workspace."""
+        if not workspace_ids or not self.has("replies"):
+            return {}
+        out: dict[str, list[str]] = {}
+        with self._sql() as client:
             table = client.make_qualified_table_name("replies")
+            marks = ", ".join(["%s"] * len(workspace_ids))
             rows = client.execute_sql(
-                f"select id, body, body_fetched_at, deleted_at from {table} where workspace_id = %s",
-                workspace_id,
+                f"select workspace_id, id from {table} where body is null and deleted_at is null "
+                f"and workspace_id in ({marks}) order by workspace_id, received_at desc",
+                *workspace_ids,
             )
-    except Exception as exc:  # first run: no dataset/table yet
-        if _missing_relation(exc) or "catalog" in str(exc).lower():
-            return {}, []
-        raise
-    known: dict[str, KnownBody] = {}
-    deferred: list[str] = []
-    for rid, body, fetched_at, deleted_at in rows or []:
-        if body is None:
-            if deleted_at is None:
-                deferred.append(str(rid))
-        else:
-            known[str(rid)] = KnownBody(body, fetched_at)
-    return known, deferred
+        for ws, rid in rows or []:
+            out.setdefault(str(ws), []).append(str(rid))
+        return out
+
+    def stored_bodies(self, workspace_id: str, reply_ids: Sequence[str]) -> dict[str, KnownBody]:
+        """Stored bodies of these replies (those that have one)."""
+        if not reply_ids or not self.has("replies"):
+            return {}
+        out: dict[str, KnownBody] = {}
+        with self._sql() as client:
+            table = client.make_qualified_table_name("replies")
+            for start in range(0, len(reply_ids), ID_CHUNK):
+                chunk = list(reply_ids[start : start + ID_CHUNK])
+                marks = ", ".join(["%s"] * len(chunk))
+                rows = client.execute_sql(
+                    f"select id, body, body_fetched_at from {table} where workspace_id = %s and body is not null "
+                    f"and id in ({marks})",
+                    workspace_id,
+                    *chunk,
+                )
+                for rid, body, fetched_at in rows or []:
+                    out[str(rid)] = KnownBody(body, fetched_at)
+        return out
+
+    def stored_pages(self, campaign_ids: Sequence[str], per_page: int) -> dict[str, StoredCampaign]:
+        """Per-page summaries of the stored recipients of `campaign_ids` (see pipelines.recipient_pages).
+
+        Any failure returns nothing: every changed campaign is then read whole (an optimisation lost,
+        never data).
+        """
+        if not campaign_ids or not self.has("campaign_recipients", "campaign_stats"):
+            return {}
+        try:
+            with self._sql() as client:
+                recipients = client.make_qualified_table_name("campaign_recipients")
+                stats = client.make_qualified_table_name("campaign_stats")
+                marks = ", ".join(["%s"] * len(campaign_ids))
+                sql = _STORED_PAGES_SQL.format(per_page=int(per_page), table=recipients, ids=marks)
+                with client.execute_query(sql, *campaign_ids) as cursor:
+                    columns = [c[0] for c in cursor.description]
+                    rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
+                statuses = dict(
+                    client.execute_sql(
+                        f"select campaign_id, campaign_status from {stats} where deleted_at is null "
+                        f"and campaign_id in ({marks})",
+                        *campaign_ids,
+                    )
+                    or []
+                )
+        except Exception as exc:  # noqa: BLE001 - guidance is an optimisation; without it campaigns are read whole
+            log.info("stored recipient pages not available (%s); changed campaigns are read whole", _brief(exc))
+            return {}
+        by_campaign: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            by_campaign.setdefault(str(row["campaign_id"]), []).append(row)
+        return {cid: _stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
 
 
-def mark_deleted(pipeline: Any, workspace_id: str, synced_at: datetime) -> dict[str, int]:
-    """Set deleted_at on this workspace's rows that the full sync at `synced_at` did not re-emit."""
-    marked: dict[str, int] = {}
-    with pipeline.sql_client() as client:
-        for name in S.SOFT_DELETE_TABLES:
-            table = client.make_qualified_table_name(name)
-            condition = (
-                f"workspace_id = %s and deleted_at is null and (synced_at is null or synced_at < %s)"
-            )
-            try:
-                rows = client.execute_sql(f"select count(*) from {table} where {condition}", workspace_id, synced_at)
-            except Exception as exc:
-                if _missing_relation(exc):
-                    continue
-                raise
-            count = int(rows[0][0]) if rows else 0
-            if count:
-                client.execute_sql(f"update {table} set deleted_at = %s where {condition}", synced_at, workspace_id, synced_at)
-                log.info("%s: %d row(s) no longer returned by the API marked deleted", name, count)
-            marked[name] = count
+# -- after a load -------------------------------------------------------------------------------------
+def mark_deleted(client: Any, workspace_ids: Sequence[str], synced_at: datetime) -> dict[str, dict[str, int]]:
+    """Set deleted_at on rows of these workspaces that the full sync at `synced_at` did not re-emit.
+
+    `client`: an open dlt sql_client. Returns {workspace_id: {table: rows marked}}.
+    """
+    marked: dict[str, dict[str, int]] = {ws: {} for ws in workspace_ids}
+    if not workspace_ids:
+        return marked
+    marks = ", ".join(["%s"] * len(workspace_ids))
+    for name in S.SOFT_DELETE_TABLES:
+        table = client.make_qualified_table_name(name)
+        condition = f"workspace_id in ({marks}) and deleted_at is null and (synced_at is null or synced_at < %s)"
+        args = (*workspace_ids, synced_at)
+        rows = client.execute_sql(
+            f"select workspace_id, count(*) from {table} where {condition} group by workspace_id", *args
+        )
+        counts = {str(ws): int(n) for ws, n in rows or []}
+        if counts:
+            client.execute_sql(f"update {table} set deleted_at = %s where {condition}", synced_at, *args)
+            log.info("%s: %d row(s) no longer returned by the API marked deleted", name, sum(counts.values()))
+        for ws in workspace_ids:
+            marked[ws][name] = counts.get(ws, 0)
     return marked
 
 
-def drop_duplicate_history_rows(pipeline: Any, workspace_id: str) -> int:
-    """Remove exact duplicate scd2 rows (same row hash and validity) of one workspace.
+def drop_duplicate_history_rows(client: Any, workspace_ids: Sequence[str], row_id: str) -> int:
+    """Remove exact duplicate scd2 rows (same row hash and validity) of these workspaces.
 
     Why: when a load is killed after a staging copy job committed but before dlt recorded it, the
     resumed load copies that file into staging again; dlt's scd2 insert does not de-duplicate staging
-    (its delete-insert merge does), so the same version would be inserted twice. DuckDB only (rowid);
-    elsewhere a no-op with a debug log.
+    (its delete-insert merge does), so the same version could be inserted twice. `row_id` is the
+    database's physical row id (DuckDB ``rowid``, PostgreSQL ``ctid``).
     """
     removed = 0
-    try:
-        with pipeline.sql_client() as client:
-            for name in ("campaigns", "email_accounts"):
-                table = client.make_qualified_table_name(name)
-                dup = (
-                    f"select rowid from (select rowid, row_number() over (partition by _dlt_id, _dlt_valid_from "
-                    f"order by rowid) as rn from {table} where workspace_id = %s) where rn > 1"
-                )
-                rows = client.execute_sql(f"select count(*) from ({dup})", workspace_id)
-                count = int(rows[0][0]) if rows else 0
-                if count:
-                    client.execute_sql(f"delete from {table} where rowid in ({dup})", workspace_id)
-                    log.warning("%s: removed %d duplicate history row(s) left by a resumed load", name, count)
-                    removed += count
-    except Exception as exc:  # noqa: BLE001 - a repair step must not fail the sync
-        if not _missing_relation(exc):
-            log.debug("duplicate history check skipped (%s)", type(exc).__name__)
+    if not workspace_ids:
+        return removed
+    marks = ", ".join(["%s"] * len(workspace_ids))
+    for name in ("campaigns", "email_accounts"):
+        table = client.make_qualified_table_name(name)
+        dup = (
+            f"select rid from (select {row_id} as rid, row_number() over (partition by _dlt_id, _dlt_valid_from "
+            f"order by {row_id}) as rn from {table} where workspace_id in ({marks})) as numbered where rn > 1"
+        )
+        rows = client.execute_sql(f"select count(*) from ({dup}) as dups", *workspace_ids)
+        count = int(rows[0][0]) if rows else 0
+        if count:
+            client.execute_sql(f"delete from {table} where {row_id} in ({dup})", *workspace_ids)
+            log.warning("%s: removed %d duplicate history row(s) left by a resumed load", name, count)
+            removed += count
     return removed
 
 
@@ -116,64 +217,42 @@ _CANDIDATE_KEYS: dict[str, tuple[tuple[str, bool], ...]] = {
     "unsubscribed": (("reachable_key", True),),
 }
 
+# Portable SQL (DuckDB and PostgreSQL): aggregate FILTER clauses, extract(epoch ...), explicit group by;
+# the first and last id of each page come from a join on the page's first and last position.
 _STORED_PAGES_SQL = """
-select campaign_id,
-       cast(floor(list_position / {per_page}) as bigint) + 1 as page,
-       count(*) as rows_, sum(coalesce(current_step, 0)) as sent, count(opened_at) as opened,
-       count(clicked_at) as clicked,
-       count(*) filter (where status = 'replied') as replied,
-       count(*) filter (where status = 'bounced') as bounced,
-       count(*) filter (where status = 'unsubscribed') as unsubscribed,
-       count(*) filter (where status = 'pending') as pending,
-       arg_min(id, list_position) as first_id, arg_max(id, list_position) as last_id,
-       min(list_position) filter (where status = 'pending') as pending_key,
-       min(epoch(last_sent_at)) filter (where status = 'active') as due_key,
-       max(epoch(last_sent_at)) filter (where current_step > 0 and opened_at is null) as open_key,
-       max(epoch(last_sent_at)) filter (where current_step > 0 and clicked_at is null) as click_key,
-       max(epoch(last_sent_at)) filter (where current_step > 0
-                                        and status not in ('replied', 'bounced', 'unsubscribed')) as live_key,
-       max(epoch(last_sent_at)) filter (where current_step > 0 and status not in ('bounced', 'unsubscribed'))
-           as reachable_key,
-       count(list_position) = count(*) as positioned
-from {table}
-where workspace_id = %s and deleted_at is null and campaign_id in ({ids})
-group by all
+with r as (
+    select campaign_id, id, status, current_step, opened_at, clicked_at, list_position,
+           extract(epoch from last_sent_at) as sent_epoch,
+           cast(floor(list_position / {per_page}) as bigint) + 1 as page
+    from {table}
+    where deleted_at is null and campaign_id in ({ids})
+),
+pages as (
+    select campaign_id, page,
+           count(*) as rows_, sum(coalesce(current_step, 0)) as sent, count(opened_at) as opened,
+           count(clicked_at) as clicked,
+           count(*) filter (where status = 'replied') as replied,
+           count(*) filter (where status = 'bounced') as bounced,
+           count(*) filter (where status = 'unsubscribed') as unsubscribed,
+           count(*) filter (where status = 'pending') as pending,
+           min(list_position) as first_position, max(list_position) as last_position,
+           min(list_position) filter (where status = 'pending') as pending_key,
+           min(sent_epoch) filter (where status = 'active') as due_key,
+           max(sent_epoch) filter (where current_step > 0 and opened_at is null) as open_key,
+           max(sent_epoch) filter (where current_step > 0 and clicked_at is null) as click_key,
+           max(sent_epoch) filter (where current_step > 0
+                                   and status not in ('replied', 'bounced', 'unsubscribed')) as live_key,
+           max(sent_epoch) filter (where current_step > 0 and status not in ('bounced', 'unsubscribed'))
+               as reachable_key,
+           count(list_position) = count(*) as positioned
+    from r
+    group by campaign_id, page
+)
+select p.*, f.id as first_id, l.id as last_id
+from pages p
+left join r f on f.campaign_id = p.campaign_id and f.list_position = p.first_position
+left join r l on l.campaign_id = p.campaign_id and l.list_position = p.last_position
 """
-
-
-def read_stored_pages(
-    pipeline: Any, workspace_id: str, campaign_ids: list[str], per_page: int
-) -> dict[str, StoredCampaign]:
-    """Per-page summaries of the stored recipients of `campaign_ids` (see pipelines.recipient_pages).
-
-    Any failure (first run, a destination without these SQL functions) returns nothing: every
-    changed campaign is then read whole.
-    """
-    if not campaign_ids:
-        return {}
-    try:
-        with pipeline.sql_client() as client:
-            recipients = client.make_qualified_table_name("campaign_recipients")
-            stats = client.make_qualified_table_name("campaign_stats")
-            ids = ", ".join(["%s"] * len(campaign_ids))
-            sql = _STORED_PAGES_SQL.format(per_page=int(per_page), table=recipients, ids=ids)
-            with client.execute_query(sql, workspace_id, *campaign_ids) as cursor:
-                columns = [c[0] for c in cursor.description]
-                rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
-            statuses = dict(
-                client.execute_sql(
-                    f"select campaign_id, campaign_status from {stats} where workspace_id = %s and deleted_at is null",
-                    workspace_id,
-                )
-                or []
-            )
-    except Exception as exc:  # noqa: BLE001 - guidance is an optimisation; without it campaigns are read whole
-        log.info("stored recipient pages not available (%s); changed campaigns are read whole", _brief(exc))
-        return {}
-    by_campaign: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_campaign.setdefault(str(row["campaign_id"]), []).append(row)
-    return {cid: _stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
 
 
 def _stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
@@ -193,7 +272,7 @@ def _stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
         order: list[int] = []
         for key, descending in keys:
             keyed = [r for r in rows if r[key] is not None]
-            keyed.sort(key=lambda r: (-r[key] if descending else r[key], r["page"]))
+            keyed.sort(key=lambda r: (-float(r[key]) if descending else float(r[key]), r["page"]))
             order.extend(int(r["page"]) for r in keyed)
         candidates[counter] = list(dict.fromkeys(order))
     return StoredCampaign(

@@ -20,8 +20,9 @@ from flows.deployments import build_deployments, deployment_specs, load_entrypoi
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.run_lock import SYNC_LIMIT
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from flows.writer_lock import WRITER_TAG, lock_path_for, warehouse_writer
+from flows.run_lock import WRITER_TAG
 from pipelines.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
+from pipelines.lock import lock_path_for, warehouse_writer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,7 +281,7 @@ def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys,time; from flows.writer_lock import warehouse_writer\n"
+            "import sys,time; from pipelines.lock import warehouse_writer\n"
             f"with warehouse_writer({str(warehouse)!r}):\n print('held', flush=True); time.sleep(1.0)",
         ],
         stdout=subprocess.PIPE,

@@ -33,7 +33,10 @@ def test_pages_known_count_started_listings_by_last_page_and_others_by_expectati
 def test_a_paced_sync_shows_wall_clock_waits_and_an_eta_that_ends_at_zero(
     shared_small_sandbox: Any, tmp_path: Path
 ) -> None:
-    from pipelines.sync import extract_workspace
+    from pipelines.accounts import check_keys
+    from pipelines.config import resolve_settings
+    from pipelines.destination import warehouse_target
+    from pipelines.extract import extract_batch
 
     sb = shared_small_sandbox
     key = admin_keys(sb)[0]
@@ -49,10 +52,15 @@ def test_a_paced_sync_shows_wall_clock_waits_and_an_eta_that_ends_at_zero(
     started = time.monotonic()
     sampler.start()
     try:
-        extract_workspace(
-            key, mode="full", base_url=sb.base_url, duckdb_path=tmp_path / "w.duckdb",
-            pipelines_dir=str(tmp_path / "p"), rate_limit_per_minute=600, reply_body_cap=10, workers=4,
-            progress=progress, spool_dir=tmp_path / "none",
+        settings = resolve_settings(
+            base_url=sb.base_url, duckdb_path=tmp_path / "w.duckdb", pipelines_dir=str(tmp_path / "p"),
+            rate_limit_per_minute=600, reply_body_cap=10, workers=4, spool_dir=str(tmp_path / "none"),
+        )
+        (workspace,) = check_keys([key], sb.base_url)
+        assert not isinstance(workspace, BaseException)
+        extract_batch(
+            [workspace], mode="full", settings=settings, warehouse=warehouse_target(settings), run_id="progress",
+            progress_for=lambda ws: progress,
         )
     finally:
         done.set()

@@ -109,9 +109,11 @@ def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(ma
     key = admin_keys(sb)[0]
     _sync(sb, tmp_path, "full", key)
     db = tmp_path / "outreach.duckdb"
+    # loads of data (a load holding only the failed run's record, outreach.sync_runs, is not data)
     snapshot = (
-        "select (select count(*) from outreach._dlt_loads), count(*), sum(hash(id, status, current_step)) "
-        "from outreach.campaign_recipients"
+        "select (select count(*) from outreach._dlt_loads where load_id not in "
+        "(select _dlt_load_id from outreach.sync_runs where outcome = 'failed')), "
+        "count(*), sum(hash(id, status, current_step)) from outreach.campaign_recipients"
     )
     before = query(db, snapshot)
     sb.advance(3600)
@@ -122,3 +124,5 @@ def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(ma
     assert "\n" not in message and "but the API answered page 1 (meta.current_page)" in message
     assert message.startswith(("GET /campaigns/", "GET /replies"))
     assert query(db, snapshot) == before
+    failed = query(db, "select outcome, error from outreach.sync_runs where outcome = 'failed'")
+    assert len(failed) == 1 and failed[0][1] == message, "the failed run is recorded with its one-line reason"

@@ -5,6 +5,7 @@ No tests here; `test_sync*.py` import it.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,19 @@ def api_truth(base_url: str, key: str, *, with_bodies: bool = True) -> dict[str,
     }
 
 
-def query(db: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    """Read the warehouse; attached under an alias so a file named outreach.duckdb is unambiguous."""
+def query(db: Path | str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Read the warehouse: a DuckDB file (attached under an alias so a file named outreach.duckdb is
+    unambiguous) or a PostgreSQL database given by its libpq URL (``?`` placeholders become ``%s``)."""
+    if isinstance(db, str) and db.startswith("postgresql://"):
+        import psycopg2
+
+        pg = psycopg2.connect(db)
+        try:
+            with pg.cursor() as cur:
+                cur.execute(sql.replace("?", "%s"), params or None)
+                return [tuple(float(v) if isinstance(v, Decimal) else v for v in row) for row in cur.fetchall()]
+        finally:
+            pg.close()
     con = duckdb.connect()
     con.execute(f"attach '{db}' as wh (read_only)")
     con.execute("use wh")
@@ -98,7 +110,7 @@ def _iso(value: Any) -> str | None:
     return value.astimezone(__import__("datetime").timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
 
-def assert_no_duplicates(db: Path) -> None:
+def assert_no_duplicates(db: Path | str) -> None:
     for table, key in API_TABLE_KEYS.items():
         cols = ", ".join(f'"{k}"' for k in key)
         dups = query(db, f"select {cols}, count(*) from outreach.{table} group by {cols} having count(*) > 1")
@@ -109,7 +121,7 @@ def assert_no_duplicates(db: Path) -> None:
 
 
 def assert_warehouse_equals_api(
-    db: Path,
+    db: Path | str,
     truth: dict[str, Any],
     *,
     skip_stale_campaigns: set[str] = frozenset(),  # type: ignore[assignment]
@@ -181,7 +193,7 @@ def assert_warehouse_equals_api(
         for v in s["variants"]
     }
     assert got_v == want_v
-    rows = query(db, "select campaign_id, strftime(date, '%Y-%m-%d'), sent from outreach.campaign_daily_sends where workspace_id = ?", ws)
+    rows = query(db, "select campaign_id, cast(date as varchar), sent from outreach.campaign_daily_sends where workspace_id = ?", ws)
     got_d = {(r[0], r[1]): r[2] for r in rows}
     for cid, s in truth["stats"].items():
         if cid in skip_stale_campaigns:
@@ -220,15 +232,25 @@ def assert_warehouse_equals_api(
     assert keys == set(truth["events"])
 
 
-def table_snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every base table, without bookkeeping columns (_dlt_*, synced_at)."""
+def columns_of(db: Path | str, table: str) -> list[str]:
+    """Column names of outreach.<table>, in order."""
+    if isinstance(db, str):
+        rows = query(
+            db,
+            "select column_name from information_schema.columns where table_schema = 'outreach' "
+            "and table_name = ? order by ordinal_position",
+            table,
+        )
+        return [r[0] for r in rows]
+    return [r[0] for r in query(db, f"describe outreach.{table}")]
+
+
+def table_snapshot(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every base table, without bookkeeping columns (_dlt_*, synced_at, and observed_at: the
+    service's clock when the workspace was read, which moves with every sync like synced_at)."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     for table in (*API_TABLE_KEYS, "campaigns", "email_accounts"):
-        cols = [
-            r[0]
-            for r in query(db, f"describe outreach.{table}")
-            if r[0] not in ("_dlt_load_id", "_dlt_id", "synced_at")
-        ]
+        cols = [c for c in columns_of(db, table) if c not in ("_dlt_load_id", "_dlt_id", "synced_at", "observed_at")]
         col_sql = ", ".join(f'"{c}"' for c in cols)
         out[table] = sorted(query(db, f"select {col_sql} from outreach.{table}"), key=repr)
     return out

@@ -1,0 +1,55 @@
+"""One line for a failure: the real cause behind dlt's wrappers (issue 12 #2).
+
+`explain` is the one place the engine turns an exception into the line a user reads; the work is
+`pipelines.diagnose.explain` (it also checks the warehouse file locally: lock holder, header, write
+probe, free space).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipelines.errors import OutreachError
+
+
+class WarehouseUnavailable(OutreachError):
+    """The warehouse cannot be opened for writing (found before the first API request)."""
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
+    then an unsuppressed ``__context__``; outermost first, each once."""
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out.append(current)
+        wrapped = getattr(current, "exception", None)
+        if isinstance(wrapped, BaseException):
+            current = wrapped
+        elif current.__cause__ is not None:
+            current = current.__cause__
+        elif not current.__suppress_context__:
+            current = current.__context__
+        else:
+            current = None
+    return out
+
+
+def outreach_error(exc: BaseException) -> OutreachError | None:
+    """The first of our own errors in the chain (they already say cause and fix), if any."""
+    return next((e for e in chain(exc) if isinstance(e, OutreachError)), None)
+
+
+def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
+    """The root cause of `exc` in one line, with the fix when it is known (`pipelines.diagnose.explain`:
+    our own errors as they are; an OSError by its errno; a DuckDB error by checking the file again)."""
+    from pipelines.diagnose import explain as diagnose_explain
+
+    return diagnose_explain(exc, duckdb_path)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0][:400] if lines else ""

@@ -1,0 +1,277 @@
+"""Run: one sync of every configured workspace, the way `outreach sync`, ``python -m pipelines`` and the
+Prefect flows all do it.
+
+1. resolve the settings once (`pipelines.config`), name the warehouse (`pipelines.destination`);
+2. take the warehouse lock for the run (`pipelines.lock`: a second sync waits, saying for whom, then
+   fails in one line), check the warehouse can be written, load the webhook spool;
+3. check every key (GET /account) before anything else is spent;
+4. sort the workspaces into batches of `batch_size` and run them, two at a time: one batch extracts
+   (API reads on `workers` threads) while the previous one loads. Each batch is one dlt load.
+
+A workspace that fails does not stop the others; the first error is raised once all have finished.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pipelines import demo_guard, lock
+from pipelines import settings as S
+from pipelines.accounts import Workspace, check_keys
+from pipelines.client import DEFAULT_TIMEOUT_S
+from pipelines.config import OutreachSettings, require_api, resolve_settings
+from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
+from pipelines.errors import ConfigError, OutreachError
+from pipelines.progress import ProgressDisplay, WorkspaceProgress
+from pipelines.report import SyncReport, WorkspaceReport
+from pipelines.runs import flush_failed_runs, run_row
+
+log = logging.getLogger(__name__)
+
+BATCHES_IN_FLIGHT = 2  # one batch extracts while the previous one loads
+
+Notify = Callable[[str], None]
+
+
+def run_sync(
+    *,
+    mode: str = "quick",
+    settings: OutreachSettings | None = None,
+    api_keys: Sequence[str] | None = None,
+    base_url: str | None = None,
+    duckdb_path: str | Path | None = None,
+    destination: str | None = None,
+    spool_dir: str | Path | None = None,
+    progress: bool = True,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
+    reply_lookback_s: int | None = None,
+    request_timeout: float | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
+    pipelines_dir: str | Path | None = None,
+    lock_timeout_s: float | None = None,
+    notify: Notify | None = None,
+) -> SyncReport:
+    """Sync every workspace (one API key each) into one dataset. Arguments left None come from dlt config
+    (or `settings`, when given, which then must hold everything)."""
+    if mode not in S.MODES:
+        raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
+    from pipelines.diagnose import preflight_given
+
+    if duckdb_path is None or lock.current_holder(duckdb_path) is None:
+        # a given warehouse path, checked before any request, without dlt; a file another sync holds is
+        # not a problem but a wait: the lock below says for whom, and the check runs once it is ours
+        preflight_given(duckdb_path)
+    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
+    checked: list[Workspace | OutreachError] | None = None
+    if given and base_url and settings is None:
+        # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
+        checked = check_keys(given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S)
+        _raise_if_none_found(checked)
+    cfg = settings or resolve_settings(
+        base_url=base_url,
+        duckdb_path=duckdb_path,
+        destination=destination,
+        spool_dir=spool_dir,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        reply_lookback_s=reply_lookback_s,
+        request_timeout=request_timeout,
+        workers=workers,
+        batch_size=batch_size,
+        pipelines_dir=pipelines_dir,
+        lock_timeout_s=lock_timeout_s,
+    )
+    keys = given or cfg.api_key_list()
+    require_api(cfg, keys)
+    warehouse = warehouse_target(cfg)
+    started = time.monotonic()
+    report = SyncReport(mode=mode, destination=warehouse.label)
+    with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
+        prepare_warehouse(warehouse)
+        if checked is None:
+            checked = check_keys(keys, str(cfg.base_url), timeout=cfg.request_timeout, workers=cfg.workers)
+            _raise_if_none_found(checked)
+        failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
+        found = [r for r in checked if isinstance(r, Workspace)]
+        demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
+        _preload_libraries()
+        trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
+        run_id = new_run_id()
+        key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
+        with kept_open(warehouse, cfg.pipelines_dir), ProgressDisplay(list(trackers.values()), enabled=progress):
+            with lock.access(warehouse):
+                flush_failed_runs(warehouse, cfg.pipelines_dir)
+                report.events_loaded = load_spool_events(cfg, warehouse)
+            reports = run_batches(
+                found,
+                mode=mode,
+                settings=cfg,
+                warehouse=warehouse,
+                run_id=run_id,
+                progress_for=lambda ws: trackers[ws.index],
+                key_failures=key_records,
+            )
+    report.workspaces = [r for r, _ in reports if r is not None]
+    report.seconds = round(time.monotonic() - started, 3)
+    errors = sorted([*failures, *((ws.index, exc) for ws, exc in _errors(reports))], key=lambda e: e[0])
+    if errors:
+        index, exc = errors[0]
+        raise _numbered(exc, index, len(keys))
+    return report
+
+
+def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
+    """Every key failed: the first one's error now (numbered when there are several)."""
+    if checked and all(isinstance(r, OutreachError) for r in checked):
+        first = checked[0]
+        assert isinstance(first, OutreachError)
+        raise _numbered(first, 0, len(checked))
+
+
+def run_batches(
+    workspaces: Sequence[Workspace],
+    *,
+    mode: str,
+    settings: OutreachSettings,
+    warehouse: Warehouse,
+    run_id: str,
+    progress_for: Callable[[Workspace], WorkspaceProgress],
+    key_failures: Sequence[dict[str, Any]] = (),
+) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
+    """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
+    holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
+    from pipelines.extract import extract_batch
+    from pipelines.load import load_batch
+
+    ordered = sorted(workspaces, key=lambda w: w.workspace_id)
+    size = settings.batch_size
+    batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
+    synced_at = datetime.now(timezone.utc)
+
+    def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
+        extracted = extract_batch(
+            batches[index],
+            mode=mode,
+            settings=settings,
+            warehouse=warehouse,
+            run_id=run_id,
+            read_lock=lock.Access(warehouse),
+            progress_for=progress_for,
+            synced_at=synced_at,
+            key_failures=key_failures if index == 0 else (),
+        )
+        with lock.access(warehouse):
+            reports = load_batch(extracted)
+        by_id = {r.workspace_id: r for r in reports}
+        return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
+
+    out: list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]] = []
+    with ThreadPoolExecutor(
+        max_workers=min(BATCHES_IN_FLIGHT, len(batches)), thread_name_prefix="outreach-batch"
+    ) as pool:
+        for result in pool.map(one, range(len(batches))):
+            out.extend(result)
+    for report, (ws, error) in out:
+        if error is None:
+            log.info("workspace %s synced: %d requests, %d 429s", ws.workspace_id, report.requests, report.rate_limited)
+    return out
+
+
+def prepare_warehouse(warehouse: Warehouse) -> None:
+    """Before the first API request (or, with keys given, right after the key check): check the warehouse
+    can be written, and create a missing DuckDB file in the configured storage format (issue 12 #3,
+    issue 11). Raises a one-line error.
+
+    `pipelines.diagnose.preflight_warehouse` finds a missing parent, a read-only place, a file that is not
+    DuckDB, a lock held by process N, no space, and notes a file in a newer storage format. Then the file is
+    opened for writing once (created if missing).
+    """
+    if warehouse.duckdb_path is None:
+        return
+    from pipelines.diagnose import preflight_warehouse
+
+    preflight_warehouse(warehouse.duckdb_path, warehouse.storage_version)
+    try:
+        warehouse.open_for_writing()
+    except Exception as exc:  # noqa: BLE001 - one line naming the cause
+        from pipelines.failure import WarehouseUnavailable, explain
+
+        raise WarehouseUnavailable(
+            f"cannot open the warehouse {warehouse.duckdb_path} for writing: {explain(exc, warehouse.duckdb_path)}"
+        ) from None
+
+
+def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_dir: str | Path | None = None) -> int:
+    """Load webhook events waiting in the spool (pipelines.events, issue 6) first; 0 if there are none.
+    `spool_dir` overrides the configured spool."""
+    spool = Path(spool_dir) if spool_dir else settings.spool_path()
+    if spool is not None and not spool.is_dir():
+        return 0
+    if spool is None:
+        return 0
+    try:
+        from pipelines.events import load_spool
+    except ImportError:
+        log.debug("pipelines.events not available: spool not loaded")
+        return 0
+    pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
+    return int(load_spool(pipeline, spool))
+
+
+def new_run_id() -> str:
+    """A run's id: sortable by start time, unique across processes and machines."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+
+
+def _errors(
+    reports: Sequence[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]],
+) -> list[tuple[Workspace, BaseException]]:
+    return [(ws, err) for _, (ws, err) in reports if err is not None]
+
+
+def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
+    """With several keys, say which one failed (the key itself never appears)."""
+    if total > 1 and isinstance(exc, OutreachError):
+        try:
+            return type(exc)(f"workspace key #{index + 1}: {exc}")
+        except TypeError:
+            return OutreachError(f"workspace key #{index + 1}: {exc}")
+    return exc
+
+
+def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:
+    """The run record of a key that named no workspace (rejected at GET /account)."""
+    now = datetime.now(timezone.utc)
+    return run_row(
+        run_id=run_id,
+        workspace_id=None,
+        workspace_name=f"key #{index + 1}",
+        mode=mode,
+        started_at=now,
+        outcome="failed",
+        rows_loaded={},
+        requests=1,
+        error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+    )
+
+
+def _preload_libraries() -> None:
+    """Import what dlt imports lazily, once, before worker threads race on it (pandas is not thread-safe
+    to import concurrently: "partially initialized module" errors)."""
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+    from dlt.common.libs import pyarrow as _dlt_pyarrow  # noqa: F401
+
+    try:
+        from dlt.common.libs import pandas as _dlt_pandas  # noqa: F401
+    except ImportError:  # pragma: no cover
+        pass

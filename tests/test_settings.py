@@ -1,0 +1,168 @@
+"""One settings object, the dlt way (issue 14), honoured by every command and flow (issue 11); the warehouse
+created in the configured DuckDB storage format."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from test_sync_support import admin_keys, api_truth, assert_warehouse_equals_api
+
+from pipelines.config import resolve_settings
+from pipelines.errors import ConfigError
+
+OUTREACH = str(Path(sys.executable).with_name("outreach"))
+
+
+@pytest.fixture
+def no_outreach_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in list(os.environ):
+        if name.startswith("SOURCES__OUTREACH__") or name.startswith("OUTREACH__"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no .dlt/ here
+    return tmp_path
+
+
+def test_settings_come_from_env_toml_and_explicit_values_in_that_order(no_outreach_env: Path, monkeypatch: Any) -> None:
+    defaults = resolve_settings()
+    assert (defaults.workers, defaults.batch_size, defaults.rate_limit_per_minute, defaults.duckdb_path) == (
+        8,
+        25,
+        120,
+        "data/outreach.duckdb",
+    )
+    assert (defaults.destination, defaults.duckdb_storage_version, defaults.lock_timeout_s) == (
+        "duckdb",
+        "v1.0.0",
+        600.0,
+    )
+    # .dlt/ of the working directory: dlt reads it once per process, so a fresh process reads it here
+    (no_outreach_env / ".dlt").mkdir()
+    (no_outreach_env / ".dlt" / "config.toml").write_text("[sources.outreach]\nworkers = 3\nbatch_size = 7\n")
+    (no_outreach_env / ".dlt" / "secrets.toml").write_text('[sources.outreach]\napi_keys = ["k-one", "k-two"]\n')
+    code = (
+        "import json, sys\nfrom pipelines.config import resolve_settings\n"
+        "s = resolve_settings(**json.loads(sys.argv[1]))\n"
+        "print(json.dumps([s.workers, s.batch_size, s.api_key_list(), repr(s)]))\n"
+    )
+
+    def settings_in_a_process(explicit: dict[str, Any], **env: str) -> list[Any]:
+        run_env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+        done = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(explicit)],
+            env={**run_env, **env},
+            cwd=no_outreach_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr[-1500:]
+        return list(json.loads(done.stdout))
+
+    assert settings_in_a_process({})[:3] == [3, 7, ["k-one", "k-two"]]
+    env_keys = json.dumps(["k-env"])
+    assert settings_in_a_process({}, SOURCES__OUTREACH__WORKERS="5", SOURCES__OUTREACH__API_KEYS=env_keys)[:3] == [
+        5,
+        7,
+        ["k-env"],
+    ]
+    # explicit values (a CLI flag, a flow parameter) win; an unrelated bare variable is never taken for ours
+    workers, batch, keys, shown = settings_in_a_process({"workers": 2}, BATCH_SIZE="99", API_KEY="someone-elses")
+    assert (workers, batch) == (2, 7) and "someone-elses" not in keys
+    assert "k-one" not in shown and "k-two" not in shown
+
+
+def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path, monkeypatch: Any) -> None:
+    with pytest.raises(ConfigError, match="workers must be at least 1"):
+        resolve_settings(workers=0)
+    monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", "[not json")
+    with pytest.raises(ConfigError, match="SOURCES__OUTREACH__API_KEYS is not a valid JSON list"):
+        resolve_settings()
+    monkeypatch.delenv("SOURCES__OUTREACH__API_KEYS")
+    monkeypatch.setenv("SOURCES__OUTREACH__BATCH_SIZE", "many")
+    with pytest.raises(ConfigError) as info:
+        resolve_settings()
+    assert "batch_size" in str(info.value) and "\n" not in str(info.value)
+
+
+def _storage_version(path: Path) -> str:
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as wh (read_only)")
+        tags = con.execute("select tags from duckdb_databases() where database_name = 'wh'").fetchone()[0]
+    finally:
+        con.close()
+    return str(tags["storage_version"])
+
+
+def test_every_command_honours_the_configured_warehouse_which_is_created_in_the_configured_format(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    """SOURCES__OUTREACH__DUCKDB_PATH, no --duckdb anywhere: `outreach sync`, `python -m pipelines`,
+    `outreach status` and the flows' stages all use it; the file is in DuckDB's v1.0.0 format and stays so."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb)[0]
+    configured = tmp_path / "elsewhere" / "wh.duckdb"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    env.update(
+        SOURCES__OUTREACH__DUCKDB_PATH=str(configured),
+        SOURCES__OUTREACH__API_KEY=key,
+        SOURCES__OUTREACH__BASE_URL=sb.base_url,
+        SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0",
+        SOURCES__OUTREACH__PIPELINES_DIR=str(tmp_path / "p"),
+        SOURCES__OUTREACH__REPLY_BODY_CAP="100000",
+    )
+    work = tmp_path / "cwd"
+    work.mkdir()
+    done = subprocess.run(
+        [OUTREACH, "sync", "--mode", "full", "--no-progress"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert configured.exists() and not (work / "data").exists()
+    assert str(configured) in done.stdout
+    again = subprocess.run(
+        [sys.executable, "-m", "pipelines", "--no-progress"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert not (work / "data").exists()
+    assert_warehouse_equals_api(configured, api_truth(sb.base_url, key))
+    assert _storage_version(configured).startswith("v1.0.0")  # "v1.0.0+": DuckDB 1.0 and later read it
+
+    status = subprocess.run(
+        [OUTREACH, "status", "--json"], env=env, cwd=work, capture_output=True, text=True, timeout=60
+    )
+    assert status.returncode == 0 and json.loads(status.stdout)["warehouse"] == str(configured), status.stderr
+    code = "from flows import stages; print(stages.warehouse_path(None))"
+    flows_path = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=work, capture_output=True, text=True, timeout=60
+    )
+    assert flows_path.stdout.strip() == str(configured), flows_path.stderr
+
+    other = tmp_path / "other.duckdb"
+    env["SOURCES__OUTREACH__DUCKDB_STORAGE_VERSION"] = "v1.2.0"
+    made = subprocess.run(
+        [OUTREACH, "sync", "--duckdb", str(other), "--no-progress"],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    assert _storage_version(other).startswith("v1.2.0")

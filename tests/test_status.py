@@ -1,0 +1,106 @@
+"""`outreach status`: what the warehouse says about each workspace's runs, cursors, deferred bodies and last
+error, read from the warehouse alone (no API request), as a table or JSON; and a warehouse never synced."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sync_support import admin_keys, query
+
+from pipelines.errors import AuthError
+from pipelines.run import run_sync
+
+
+def _status(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    env["COLUMNS"] = "250"
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("outreach")), "status", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_a_warehouse_never_synced_says_so(tmp_path: Path) -> None:
+    missing = _status("--duckdb", str(tmp_path / "none.duckdb"), cwd=tmp_path)
+    assert missing.returncode == 0 and "does not exist: nothing synced yet" in missing.stdout, missing.stderr
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "empty.duckdb")).close()
+    empty = _status("--duckdb", str(tmp_path / "empty.duckdb"), "--json", cwd=tmp_path)
+    assert empty.returncode == 0, empty.stderr
+    report = json.loads(empty.stdout)
+    assert report["synced"] is False and "holds no sync yet" in report["note"] and report["workspaces"] == []
+
+
+def test_status_shows_runs_rows_cursors_deferred_bodies_and_the_last_error_without_an_api_request(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = admin_keys(sb)
+    db = tmp_path / "outreach.duckdb"
+    common: dict[str, Any] = dict(
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=5,
+    )
+    run_sync(mode="full", api_keys=keys, **common)
+    with pytest.raises(AuthError, match=r"workspace key #3: API key rejected \(401\)"):
+        run_sync(mode="quick", api_keys=[*keys, "sk_not_a_key_0000"], **common)
+
+    sb.reset_metrics()
+    out = _status("--duckdb", str(db), "--json", "--runs", "3", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sb.metrics()["requests"] == 0, "status must not call the API"
+    report = json.loads(out.stdout)
+    assert report["synced"] is True and report["warehouse"] == str(db)
+    by_id = {w["workspace_id"]: w for w in report["workspaces"]}
+    truth_ids = {r[0] for r in query(db, "select id from outreach.workspaces")}
+    assert set(by_id) == truth_ids | {None}
+
+    for workspace_id in truth_ids:
+        ws = by_id[workspace_id]
+        assert [r["mode"] for r in ws["runs"]] == ["quick", "full"] and {r["outcome"] for r in ws["runs"]} == {"ok"}
+        full = ws["runs"][1]
+        campaigns = query(db, "select count(*) from outreach.campaigns where workspace_id = ?", workspace_id)[0][0]
+        assert full["rows_loaded"]["campaigns"] == campaigns and full["rows_loaded"]["replies"] > 0
+        assert full["started_at"] <= full["ended_at"] <= ws["runs"][0]["started_at"]
+        newest = query(db, "select max(received_at) from outreach.replies where workspace_id = ?", workspace_id)[0][0]
+        assert ws["newest_reply"] == newest.isoformat()
+        # the last full reconcile is the full run's, not the quick one's
+        last_full = datetime.fromisoformat(ws["last_full_at"])
+        assert datetime.fromisoformat(full["started_at"]) - timedelta(seconds=5) <= last_full
+        assert (
+            last_full <= datetime.fromisoformat(full["ended_at"]) < datetime.fromisoformat(ws["runs"][0]["started_at"])
+        )
+        deferred = query(
+            db,
+            "select count(*) from outreach.replies where workspace_id = ? and body is null and deleted_at is null",
+            workspace_id,
+        )[0][0]
+        assert ws["deferred_bodies"] == deferred > 0
+        assert ws["last_error"] is None
+
+    rejected = by_id[None]
+    assert rejected["workspace_name"] == "key #3" and rejected["runs"][0]["outcome"] == "failed"
+    assert rejected["last_error"].startswith("API key rejected (401)") and "\n" not in rejected["last_error"]
+    assert "sk_not_a_key_0000" not in out.stdout
+
+    table = _status("--duckdb", str(db), cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    for needle in ("outreach status", "last run", "deferred bodies", "quick", "ok", "key #3", "API key rejected (401)"):
+        assert needle in table.stdout, f"{needle!r} missing:\n{table.stdout}"
