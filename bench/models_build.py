@@ -8,8 +8,13 @@ does). Each build runs in its own child process, so `wall_s` counts Python's and
 publish is timed on its own. One JSON line per case; ratios are dbt over the runner measured in the same
 run, and over the runner's last recorded figures (RECORDED).
 
+With `--baseline REV` (e.g. `main`) a third copy is built by the dbt project of git revision REV (its
+`models/` from git history, as the runner is taken), interleaved with this tree's builds: cold, then two
+warm rounds each, baseline first; `warm_s` is the faster warm run of each; `ratio_warm_vs_baseline` is
+this tree's over the baseline's, measured in the same run on the same data (what new marts cost).
+
     .venv/bin/python -m bench.models_build                  # both cases
-    .venv/bin/python -m bench.models_build --cases 1m
+    .venv/bin/python -m bench.models_build --cases 1m --baseline main
 """
 
 from __future__ import annotations
@@ -135,21 +140,38 @@ def _run_child(args: list[str], env: dict[str, str], first: Path = ROOT) -> dict
     return result
 
 
-def run_case(case: str, workdir: Path, env: dict[str, str], runner_tree: Path) -> dict[str, Any]:
+def run_case(
+    case: str, workdir: Path, env: dict[str, str], runner_tree: Path, baseline_tree: Path | None = None
+) -> dict[str, Any]:
     line: dict[str, Any] = {"bench": "models_build", "case": case, "recipients": CASES[case], "cpus": os.cpu_count()}
     source = workdir / f"w_{case}.duckdb"
     line.update(_run_child(["--child-generate", str(source), str(CASES[case])], env))
     line["warehouse_mb"] = round(source.stat().st_size / 2**20, 1)
     runner_copy = workdir / "runner" / source.name
     dbt_copy = workdir / "dbt" / source.name
-    for copy in (runner_copy, dbt_copy):
+    base_copy = workdir / "baseline" / source.name
+    for copy in (runner_copy, dbt_copy, *((base_copy,) if baseline_tree else ())):
         copy.parent.mkdir(exist_ok=True)
         shutil.copy(source, copy)
     source.unlink()
     line["runner"] = _run_child(["--child-runner", str(runner_copy)], env, runner_tree)
     shutil.rmtree(runner_copy.parent)
+    if baseline_tree is not None:
+        line["baseline_cold"] = _run_child(["--child-dbt", str(base_copy)], env, baseline_tree)
     line["dbt_cold"] = _run_child(["--child-dbt", str(dbt_copy)], env)
-    line["dbt_warm"] = _run_child(["--child-dbt", str(dbt_copy)], env)
+    if baseline_tree is not None:
+        base_warm = [_run_child(["--child-dbt", str(base_copy)], env, baseline_tree)]
+        ours_warm = [_run_child(["--child-dbt", str(dbt_copy)], env)]
+        base_warm.append(_run_child(["--child-dbt", str(base_copy)], env, baseline_tree))
+        ours_warm.append(_run_child(["--child-dbt", str(dbt_copy)], env))
+        line["baseline_warm"] = min(base_warm, key=lambda r: float(r["wall_s"]))
+        line["dbt_warm"] = min(ours_warm, key=lambda r: float(r["wall_s"]))
+        line["warm_s"] = {"baseline": [r["wall_s"] for r in base_warm], "ours": [r["wall_s"] for r in ours_warm]}
+        line["ratio_warm_vs_baseline"] = round(line["dbt_warm"]["wall_s"] / line["baseline_warm"]["wall_s"], 2)
+        line["ratio_cold_vs_baseline"] = round(line["dbt_cold"]["wall_s"] / line["baseline_cold"]["wall_s"], 2)
+        shutil.rmtree(base_copy.parent)
+    else:
+        line["dbt_warm"] = _run_child(["--child-dbt", str(dbt_copy)], env)
     line.update(_run_child(["--child-publish", str(dbt_copy)], env))
     runner, warm, cold = line["runner"], line["dbt_warm"], line["dbt_cold"]
     line["ratio_warm_vs_runner_build"] = round(warm["wall_s"] / runner["build_s"], 2)
@@ -168,16 +190,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1m", "10m"])
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
+    parser.add_argument("--baseline", metavar="REV", help="also build with the dbt project of this git revision")
     args = parser.parse_args()
+    from contextlib import nullcontext
+
     from devtools.runner_parity import runner_tree
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="models_bench_"))
     workdir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     try:
-        with runner_tree() as tree:
+        with runner_tree() as tree, runner_tree(args.baseline) if args.baseline else nullcontext() as base:
             for case in args.cases:
-                print(json.dumps(run_case(case, workdir, env, tree)), flush=True)
+                line = run_case(case, workdir, env, tree, base)
+                if args.baseline:
+                    line["baseline_rev"] = args.baseline
+                print(json.dumps(line), flush=True)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

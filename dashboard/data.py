@@ -5,7 +5,7 @@ campaign charts, mailbox-and-day for mailbox health, workspace-weekday-hour for 
 heatmap. No raw row (a recipient, a reply, a lead) leaves DuckDB.
 
 Columns that models issue 15 adds are read when the BI file has them (the names are the
-contract): ``campaign_performance.human_reply_rate`` and ``auto_reply_count``,
+contract): ``campaign_performance.human_reply_rate``, ``auto_reply_count`` and ``count_contacted``,
 ``reply_outcomes.reply_class`` and the table ``send_time_performance`` (``workspace_id``,
 ``weekday``, ``hour``, ``sends``, ``opens``, ``replies``, ``human_reply_rate``). Until then the
 charts fall back to today's columns and say so on the page.
@@ -113,6 +113,7 @@ class Features:
     human_reply_rate: bool = False
     reply_class: bool = False
     send_time_performance: bool = False
+    count_contacted: bool = False  # campaign_performance.count_contacted: human_reply_rate's denominator
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ def load(bi_path: str | Path) -> ReportData:
             human_reply_rate="human_reply_rate" in columns.get("campaign_performance", set()),
             reply_class="reply_class" in columns.get("reply_outcomes", set()),
             send_time_performance=SEND_TIME_COLUMNS <= columns.get("send_time_performance", set()),
+            count_contacted="count_contacted" in columns.get("campaign_performance", set()),
         )
         if not features.send_time_performance:
             if "send_time_performance" in columns:
@@ -307,6 +309,13 @@ order by workspace_name, workspace_id
 
 def _campaigns_sql(features: Features) -> str:
     human = "human_reply_rate" if features.human_reply_rate else "null::double"
+    # the models' own count (human_reply_rate's denominator) when published; nobody is contacted before
+    # the first message (a campaign without API stats has pending 0)
+    contacted = (
+        "count_contacted"
+        if features.count_contacted
+        else "case when count_sent > 0 then count_recipients - count_pending else 0 end"
+    )
     return f"""
     select
         workspace_id,
@@ -314,8 +323,7 @@ def _campaigns_sql(features: Features) -> str:
         campaign_name,
         campaign_status,
         count_recipients,
-        -- nobody is contacted before the first message (a campaign without API stats has pending 0)
-        case when count_sent > 0 then count_recipients - count_pending else 0 end as count_contacted,
+        {contacted} as count_contacted,
         count_sent,
         count_delivered,
         count_opened,

@@ -29,7 +29,7 @@ import duckdb
 RUNNER_REV = "f6d701c6b785b54884edba925f8f323c09889d08"
 REPO = Path(__file__).resolve().parent.parent
 
-#: each mart's key: rows are matched on it
+#: each mart's key: rows are matched on it (the runner's ten, then the dbt project's later marts)
 KEYS = {
     "campaign_performance": ["campaign_id"],
     "campaign_daily": ["campaign_id", "activity_date"],
@@ -41,6 +41,14 @@ KEYS = {
     "followup_steps": ["campaign_id", "current_step"],
     "workspace_overview": ["workspace_id"],
     "lead_engagement": ["workspace_id", "lead_email"],
+    # marts of models issue 15 (dbt only: the runner never built them)
+    "lead_timeline": ["event_id"],
+    "campaign_event_daily": ["campaign_id", "activity_date"],
+    "campaign_weekly": ["campaign_id", "week_start"],
+    "launch_cohorts": ["launch_week"],
+    "send_time_performance": ["workspace_id", "weekday", "hour"],
+    "company_rollup": ["workspace_id", "company_domain"],
+    "workspace_credits_daily": ["workspace_id", "activity_date"],
 }
 
 

@@ -50,11 +50,15 @@ def make_raw_warehouse(
     mailboxes_per_workspace: int = 3,
     seed: int = 7,
     include_events: bool = True,
+    workspace_history: bool = False,
     memory_limit: str | None = None,
 ) -> Path:
     """Create (or replace) the raw `outreach` schema in `duckdb_path` and return the path.
 
-    `campaigns` defaults to one per 250 recipients (at least 6, at most 500).
+    `campaigns` defaults to one per 250 recipients (at least 6, at most 500). `include_events`: webhook
+    events (replies, opens, clicks, bounces, unsubscribes) for a share of the recipients.
+    `workspace_history`: `workspaces` as an scd2 history (a version per day over the last 20 days, the
+    credit balance falling with the day's sends, one top-up) instead of one merged row per workspace.
     """
     path = Path(duckdb_path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,6 +105,8 @@ def make_raw_warehouse(
         )
         if include_events:
             con.execute(_EVENTS)
+        if workspace_history:
+            con.execute(_WORKSPACE_HISTORY)
         con.execute("checkpoint warehouse")
     finally:
         con.close()
@@ -196,6 +202,7 @@ _STATEMENTS: tuple[str, ...] = (
             and rnd(i, 'click') < 200 then sent_ts + to_minutes((10 + rnd(i, 'openmin'))::int) end as clicked_at,
         case when rstatus = 'replied' then sent_ts + to_minutes((30 + rnd(i, 'replymin') * 3)::int) end as replied_at,
         case when rstatus = 'bounced' then sent_ts + interval 2 minute end as bounced_at,
+        getvariable('now')::timestamptz as synced_at,
         case when rnd(i, 'deleted') < 2 then getvariable('now')::timestamptz - interval 1 day end as deleted_at,
         variant as _variant,
         '1.1' as _dlt_load_id,
@@ -338,6 +345,7 @@ _STATEMENTS: tuple[str, ...] = (
         coalesce(v.sent, 0)::bigint as sent,
         coalesce(v.replied, 0)::bigint as replied,
         round(100.0 * coalesce(v.replied, 0) / nullif(v.sent, 0), 2) as reply_rate,
+        getvariable('now')::timestamptz as synced_at,
         null::timestamptz as deleted_at,
         '1.1' as _dlt_load_id,
         fake_uuid('varrow' || camp.id || k) as _dlt_id
@@ -353,6 +361,7 @@ _STATEMENTS: tuple[str, ...] = (
         any_value(workspace_id) as workspace_id,
         (last_sent_at at time zone 'UTC')::date as date,
         sum(current_step)::bigint as sent,
+        getvariable('now')::timestamptz as synced_at,
         '1.1' as _dlt_load_id,
         fake_uuid('dayrow' || campaign_id || (last_sent_at at time zone 'UTC')::date) as _dlt_id
     from outreach.campaign_recipients
@@ -422,6 +431,7 @@ _STATEMENTS: tuple[str, ...] = (
         m.received as received_at,
         case when m.h % 10 < 7 then 'Full reply text ' || m.n end as body,
         case when m.h % 10 < 7 then getvariable('now')::timestamptz end as body_fetched_at,
+        getvariable('now')::timestamptz as synced_at,
         case when m.h % 500 = 1 then getvariable('now')::timestamptz end as deleted_at,
         '1.1' as _dlt_load_id,
         fake_uuid('replyrow' || m.id || m.k) as _dlt_id
@@ -441,21 +451,69 @@ _STATEMENTS: tuple[str, ...] = (
     "drop table camp; drop table camp_totals; drop table variant_totals; drop table mailbox",
 )
 
+#: Webhook events for about a quarter of what the API shows (events only arrive once subscribed): one per
+#: reply, first open, first click, bounce and unsubscribe, at the time the API records. A tenth of them
+#: carry no workspace (a receiver secret not tied to one), as the receiver may store them.
 _EVENTS = """
 create table outreach.events as
+with picked as (
+    select
+        'lead.replied' as event, r.id as source_id, r.received_at as created_at, r.workspace_id, r.campaign_id,
+        r."from" as email, r.reply_type, to_json({'reply_type': r.reply_type}) as data
+    from outreach.replies r
+    where hash(r.id) % 4 = 0
+    union all
+    select 'lead.opened', c.id, c.opened_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'opened_at': c.opened_at})
+    from outreach.campaign_recipients c where c.opened_at is not null and hash(c.id, 'open') % 4 = 0
+    union all
+    select 'lead.clicked', c.id, c.clicked_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'clicked_at': c.clicked_at})
+    from outreach.campaign_recipients c where c.clicked_at is not null and hash(c.id, 'click') % 4 = 0
+    union all
+    select 'lead.bounced', c.id, c.bounced_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'bounced_at': c.bounced_at})
+    from outreach.campaign_recipients c where c.bounced_at is not null and hash(c.id, 'bounce') % 4 = 0
+    union all
+    select 'lead.unsubscribed', c.id, c.last_sent_at + interval 3 hour, c.workspace_id, c.campaign_id, c.email, null,
+        to_json({'unsubscribed_at': c.last_sent_at + interval 3 hour})
+    from outreach.campaign_recipients c where c.status = 'unsubscribed' and hash(c.id, 'unsub') % 4 = 0
+)
 select
-    fake_uuid('event' || r.id) as event_id,
-    'lead.replied' as event,
-    r.received_at as created_at,
-    r.received_at + interval 1 second as received_at,
-    r.workspace_id,
-    r.campaign_id,
-    fake_uuid('lead' || r."from") as lead_id,
-    r."from" as email,
-    r.reply_type,
-    to_json({'reply_type': r.reply_type}) as data,
+    fake_uuid('event' || event || source_id) as event_id,
+    event,
+    created_at,
+    created_at + interval 1 second as received_at,
+    case when hash(source_id, 'noworkspace') % 10 = 0 then null else workspace_id end as workspace_id,
+    campaign_id,
+    fake_uuid('lead' || email) as lead_id,
+    email,
+    reply_type,
+    data,
     '1.1' as _dlt_load_id,
-    fake_uuid('eventrow' || r.id) as _dlt_id
-from outreach.replies r
-where hash(r.id) % 4 = 0
+    fake_uuid('eventrow' || event || source_id) as _dlt_id
+from picked
+"""
+
+#: `workspaces` as scd2: one version a day over the last 20 days (06:00 UTC), the balance down by the
+#: workspace's sends of the day before it and 1,000 credits added on the 10th day.
+_WORKSPACE_HISTORY = """
+create or replace table outreach.workspaces as
+with sends as (
+    select workspace_id, date, sum(sent) as sent from outreach.campaign_daily_sends group by all
+),
+versions as (
+    select
+        w.*,
+        v,
+        (getvariable('now')::timestamptz - to_days((20 - v)::int))::date as day
+    from outreach.workspaces w, range(20) t(v)
+)
+select
+    versions.* exclude (v, day, credits__balance, _dlt_id),
+    (versions.credits__balance + 40000 + case when v >= 10 then 1000 else 0 end - coalesce((
+        select sum(sends.sent) from sends where sends.workspace_id = versions.id and sends.date < versions.day
+    ), 0))::bigint as credits__balance,
+    (versions.day + interval 6 hour)::timestamptz as observed_at,
+    (versions.day + interval 6 hour)::timestamptz as _dlt_valid_from,
+    case when v < 19 then (versions.day + interval 30 hour)::timestamptz end as _dlt_valid_to,
+    fake_uuid('wsrow' || versions.id || v) as _dlt_id
+from versions
 """

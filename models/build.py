@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from typing import Any
 
 from models import PROJECT_DIR
 from models.dbt_invoke import Invocation, invoke
 from models.errors import DataTestFailure, ModelBuildError
+from models.freshness import check_freshness
 from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
@@ -30,8 +32,13 @@ def build(
     destination: str | None = None,
     publish: bool = True,
     project_dir: Path = PROJECT_DIR,
+    dbt_vars: dict[str, Any] | None = None,
 ) -> BuildReport:
-    """Run `dbt build` on the warehouse; on DuckDB then publish the BI file (unless `publish` is False).
+    """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
+    `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
+
+    `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
+    they override the project's vars of the same name (dbt_project.yml).
 
     Raises WarehouseError before dbt runs (missing, unsynced or unreadable warehouse), ModelBuildError
     (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
@@ -39,7 +46,10 @@ def build(
     """
     target = resolve_target(duckdb_path, destination)
     check_warehouse(target)
-    report = run_build(target, project_dir)
+    variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
+    freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir)
+    report = run_build(target, project_dir, dbt_vars)
+    report.freshness = freshness
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
         raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
@@ -50,15 +60,20 @@ def build(
         for model in report.models:
             model.rows = rows.get(model.name, model.rows)
     log.info(
-        "models built in %.2fs (%d models, %d tests) on %s", report.seconds, len(report.models), len(report.tests),
+        "models built in %.2fs (%d models, %d tests) on %s",
+        report.seconds,
+        len(report.models),
+        len(report.tests),
         target.label,
     )
     return report
 
 
-def run_build(target: WarehouseTarget, project_dir: Path = PROJECT_DIR) -> BuildReport:
+def run_build(
+    target: WarehouseTarget, project_dir: Path = PROJECT_DIR, dbt_vars: dict[str, Any] | None = None
+) -> BuildReport:
     """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
-    outcome = invoke(["build"], target, dbt_vars=ATOMIC_VARS, project_dir=project_dir)
+    outcome = invoke(["build"], target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
     return report_from(outcome, target)
 
 
@@ -85,9 +100,11 @@ def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
     if outcome.exception is not None:
         report.error = f"dbt stopped: {_first_line(outcome.exception)}"
     elif not outcome.success and not any(r.failed for r in report.results):
-        report.error = "dbt reported a failure without a failing node (see the dbt log under " + str(
-            target.state_dir / "logs"
-        ) + ")"
+        report.error = (
+            "dbt reported a failure without a failing node (see the dbt log under "
+            + str(target.state_dir / "logs")
+            + ")"
+        )
     return report
 
 
@@ -105,5 +122,3 @@ def _samples(notes: list[str]) -> dict[str, str]:
 def _first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:500] or type(exc).__name__
-
-

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from models.freshness import FreshnessReport
 
 FAILED = frozenset({"error", "fail", "runtime error", "skipped", "partial success"})
 
@@ -44,6 +48,7 @@ class BuildReport:
     bi_path: Path | None = None
     seconds: float = 0.0
     publish_seconds: float = 0.0
+    freshness: FreshnessReport | None = None  # `dbt source freshness`, run before the build
 
     @property
     def models(self) -> list[NodeResult]:
@@ -94,6 +99,8 @@ class BuildReport:
             lines.append(f"warning: {test.problem_line()}")
         for warning in self.warnings:
             lines.append(f"warning: {warning}")
+        if self.freshness is not None:
+            lines += self.freshness.summary_lines()
         if self.bi_path is not None:
             lines.append(f"BI file: {self.bi_path} (published in {self.publish_seconds:.2f}s)")
         else:
@@ -119,5 +126,7 @@ class BuildReport:
         problems = self.problem_lines() + [f"warning: {w}" for w in self.warnings]
         if problems:
             out += [""] + [f"- {line}" for line in problems]
+        if self.freshness is not None:
+            out += ["", self.freshness.to_markdown()]
         out += ["", f"BI file: `{self.bi_path}`" if self.bi_path else "BI file: not published"]
         return "\n".join(out)

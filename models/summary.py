@@ -7,6 +7,9 @@ from typing import Any
 
 import duckdb
 
+from models.freshness import FreshnessReport, read_freshness
+from models.settings import WarehouseTarget
+
 
 def demo_figures(bi_path: str | Path) -> dict[str, Any]:
     """Campaigns, sends, reply rates, the top variant and mailbox health, as plain values."""
@@ -34,6 +37,10 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
             limit 1
             """
         ).fetchall()
+        human = con.execute(
+            "select sum(count_human_replied), sum(count_contacted), sum(auto_reply_count) "
+            "from reporting.campaign_performance"
+        ).fetchall()[0]
         mailboxes = con.execute(
             """
             select
@@ -56,6 +63,8 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
         "reply_rate": round(100.0 * replied / delivered, 2) if delivered else None,
         "positive_reply_rate": round(100.0 * positive / delivered, 2) if delivered else None,
         "bounce_rate": round(100.0 * bounced / sent, 2) if sent else None,
+        "human_reply_rate": round(100.0 * int(human[0] or 0) / int(human[1]), 2) if human[1] else None,
+        "auto_replies": int(human[2] or 0),
         "top_variant": (
             {
                 "campaign": top[0][0],
@@ -77,18 +86,35 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
     }
 
 
-def demo_summary(bi_path: str | Path) -> str:
-    """A few readable lines of `demo_figures`."""
+def warehouse_of(bi_path: str | Path) -> Path:
+    """The warehouse a BI file was published from (`<stem>_bi.duckdb` sits beside `<stem>.duckdb`)."""
+    path = Path(bi_path)
+    stem = path.stem.removesuffix("_bi")
+    return path.with_name(f"{stem}.duckdb")
+
+
+def demo_summary(bi_path: str | Path, freshness: FreshnessReport | None = None) -> str:
+    """A few readable lines of `demo_figures`, and the last build's source freshness (read beside the
+    warehouse when not given)."""
     f = demo_figures(bi_path)
+    if freshness is None:
+        warehouse = warehouse_of(bi_path).resolve()
+        freshness = read_freshness(WarehouseTarget(destination="duckdb", duckdb_path=warehouse))
 
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.1f}%"
 
     lines = [
         f"Campaigns: {f['campaigns']} in {f['workspaces']} workspaces ({f['active_campaigns']} active)",
-        f"Sends: {f['sent']:,}; reply rate {pct(f['reply_rate'])} "
-        f"(positive {pct(f['positive_reply_rate'])}), bounce rate {pct(f['bounce_rate'])}; "
-        f"{f['replies']:,} replies in the inbox",
+        (
+            f"Sends: {f['sent']:,}; reply rate {pct(f['reply_rate'])} "
+            f"(positive {pct(f['positive_reply_rate'])}), bounce rate {pct(f['bounce_rate'])}; "
+            f"{f['replies']:,} replies in the inbox"
+        ),
+        (
+            f"Human reply rate: {pct(f['human_reply_rate'])} of contacted recipients "
+            f"({f['auto_replies']:,} auto-replies left out)"
+        ),
     ]
     top = f["top_variant"]
     if top:
@@ -98,7 +124,7 @@ def demo_summary(bi_path: str | Path) -> str:
             else "not a significant winner" + (f", p={top['p_value']:.3f}" if top["p_value"] is not None else "")
         )
         lines.append(
-            f"Top variant: \"{top['subject']}\" in {top['campaign']}: {pct(top['reply_rate'])} of "
+            f'Top variant: "{top["subject"]}" in {top["campaign"]}: {pct(top["reply_rate"])} of '
             f"{top['sent']:,} sends ({verdict})"
         )
     else:
@@ -108,4 +134,15 @@ def demo_summary(bi_path: str | Path) -> str:
         f"{f['reputation_rising']} rising / {f['reputation_falling']} falling, "
         f"average use of daily limit {pct(f['avg_utilisation_pct'])}"
     )
+    if freshness is not None:
+        lines.append(_freshness_line(freshness))
     return "\n".join(lines)
+
+
+def _freshness_line(freshness: FreshnessReport) -> str:
+    """`Sources: 6/6 fresh`, or that line and one indented line per source that is not fresh."""
+    if freshness.error:
+        return f"Sources: freshness not checked ({freshness.error})"
+    stale = freshness.problems()
+    head = f"Sources: {len(freshness.sources) - len(stale)}/{len(freshness.sources)} fresh"
+    return "\n  ".join([head] + [s.line() for s in stale])

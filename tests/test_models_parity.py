@@ -31,7 +31,11 @@ def test_dbt_equals_the_runner_on_a_synced_sandbox_warehouse(make_sandbox: Calla
     assert parity.problems == []
     assert parity.tables == 10 and parity.rows > 3000 and parity.float_cells > 100
     assert parity.max_float_diff == 0.0
-    assert parity.added_columns["campaign_performance"] == ["workspace_name", "reply_rate_of_delivered"]
+    assert parity.added_columns["campaign_performance"] == [
+        "workspace_name", "count_contacted", "count_human_replied", "auto_reply_count", "unclassified_reply_count",
+        "reply_rate_of_delivered", "human_reply_rate",
+    ]  # fmt: skip
+    assert parity.added_columns["reply_outcomes"] == ["reply_class"]
 
 
 def test_dbt_equals_the_runner_on_a_synthetic_warehouse(tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """The same dbt project on a real PostgreSQL: every mart equals the DuckDB build, row for row.
 
-A small sandbox is synced twice (a simulated day apart) into DuckDB and built there; its raw tables are
-copied into a fresh PostgreSQL database (devtools.pg_copy), `outreach models --destination postgres`
-builds there from dlt's own credentials setting, and each mart is compared with DuckDB's: same columns,
-same types, same rows, floats within a tolerance.
+A small sandbox is synced three times (a simulated day apart, webhook events from real signed deliveries
+loaded from the receiver's spool) into DuckDB and built there; its raw tables are copied into a fresh
+PostgreSQL database (devtools.pg_copy), `outreach models --destination postgres` builds there from dlt's
+own credentials setting, and each mart is compared with DuckDB's: same columns, same types, same rows,
+floats within a tolerance. A synthetic warehouse whose `workspaces` keeps history (scd2) is compared the
+same way, so every mart (credits per day included) has rows on both engines.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from typing import Any
 
 import duckdb
 import pytest
+from test_models_engagement_support import delivered_sandbox
 
 from devtools.pg_copy import copy_raw_tables
 from devtools.runner_parity import KEYS
+from devtools.synthetic import make_raw_warehouse
 from models.build import build
 from models.errors import DataTestFailure
-from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -100,7 +103,8 @@ def _same(a: Any, b: Any) -> tuple[bool, float]:
 
 
 def _compare(duck: dict[str, Any], pg: dict[str, Any]) -> dict[str, Any]:
-    figures: dict[str, Any] = {"tables": 0, "rows": 0, "cells": 0, "max_float_diff": 0.0, "float_diffs": 0}
+    figures: dict[str, Any] = {"tables": 0, "rows": 0, "cells": 0, "max_float_diff": 0.0, "float_diffs": 0,
+                               "empty": []}  # fmt: skip
     assert set(pg) == set(duck) and set(duck) == set(KEYS)
     for table, (columns, rows) in duck.items():
         pg_columns, pg_rows = pg[table]
@@ -119,19 +123,21 @@ def _compare(duck: dict[str, Any], pg: dict[str, Any]) -> dict[str, Any]:
                     figures["max_float_diff"] = max(figures["max_float_diff"], diff)
         figures["tables"] += 1
         figures["rows"] += len(rows)
+        if not rows:
+            figures["empty"].append(table)
     return figures
 
 
 def test_postgres_build_equals_duckdb_build_and_keeps_tables_on_failure(
     make_sandbox: Callable[..., Any], pg_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sandbox = make_sandbox(scale="small", rate_limit=0)
-    keys = list({e["workspace_id"]: e["key"] for e in sandbox.keys() if e["level"] == "read"}.values())
-    warehouse = tmp_path / "outreach.duckdb"
-    for _ in range(2):
-        run_sync(mode="full", api_keys=keys, base_url=sandbox.base_url, duckdb_path=warehouse, progress=False,
-                 rate_limit_per_minute=0, reply_body_cap=20, pipelines_dir=str(tmp_path / "dlt"))  # fmt: skip
-        sandbox.advance(86_400)
+    with delivered_sandbox(make_sandbox, tmp_path) as world:
+        world.sync("full")
+        world.subscribe()
+        for _ in range(2):
+            world.advance(86_400)
+            world.sync("full")
+    warehouse = world.warehouse
     assert build(warehouse, publish=False).passed
 
     dsn = pg_server.create_database("models_pg_parity")
@@ -146,7 +152,8 @@ def test_postgres_build_equals_duckdb_build_and_keeps_tables_on_failure(
     assert PASSWORD not in out.stdout + out.stderr
 
     figures = _compare(_duckdb_marts(warehouse), _pg_marts(dsn))
-    assert figures["tables"] == 10 and figures["rows"] > 3000
+    assert figures["tables"] == len(KEYS) == 17 and figures["rows"] > 3000
+    assert figures["empty"] == [], "every mart has rows to compare"
     print(f"\nPostgreSQL vs DuckDB: {figures}")
 
     # all or nothing on PostgreSQL too: a failing data test leaves the published tables as they were
@@ -171,3 +178,24 @@ def test_postgres_build_equals_duckdb_build_and_keeps_tables_on_failure(
                     "and table_name like '%%__next'")  # fmt: skip
         assert cur.fetchone() == (0,)
     con.close()
+
+
+def test_postgres_build_equals_duckdb_build_on_a_workspace_history(pg_server: Any, tmp_path: Path) -> None:
+    """Workspaces as scd2 history (a balance per day), events of every kind, free-mail and unknown reply types."""
+    warehouse = make_raw_warehouse(tmp_path / "outreach.duckdb", recipients=3000, seed=5, workspace_history=True)
+    con = duckdb.connect(str(warehouse))
+    try:
+        con.execute("update outreach.outreach.replies set reply_type = 'vacation_responder' where hash(id) % 9 = 2")
+    finally:
+        con.close()
+    assert build(warehouse, publish=False).passed
+    dsn = pg_server.create_database("models_pg_history")
+    copy_raw_tables(warehouse, dsn)
+    env = {**os.environ, "DESTINATION__POSTGRES__CREDENTIALS": dsn.replace("postgres@", f"postgres:{PASSWORD}@")}
+    out = subprocess.run([str(OUTREACH), "models", "--destination", "postgres"], capture_output=True, text=True,
+                         env=env, timeout=300, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "value_field=vacation_responder" in out.stdout, "the unknown reply type warns on PostgreSQL too"
+    figures = _compare(_duckdb_marts(warehouse), _pg_marts(dsn))
+    assert figures["tables"] == 17 and figures["empty"] == []
+    print(f"\nPostgreSQL vs DuckDB (workspace history): {figures}")

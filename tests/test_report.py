@@ -47,6 +47,15 @@ def bi(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return synthetic_bi(tmp_path_factory.mktemp("report"))
 
 
+@pytest.fixture(scope="module")
+def old_bi(bi: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same BI file as a build before models issue 15 published it: the charts' fallbacks."""
+    old = tmp_path_factory.mktemp("report_old") / "outreach_bi.duckdb"
+    shutil.copy(bi, old)
+    _drop_issue_15_columns(old)
+    return old
+
+
 def _tiles(data: ReportData) -> dict[str, Any]:
     frame = kpi_tiles(data.campaigns, data.mailboxes, data.features)
     return {row.key: (row.label, row.value, row.suffix) for row in frame.itertuples(index=False)}
@@ -56,7 +65,8 @@ def _workspace(bi: Path) -> str:
     return str(sql(bi, "select workspace_id from reporting.workspace_overview order by workspace_id limit 1")[0][0])
 
 
-def test_tiles_equal_workspace_overview_and_mailbox_health(bi: Path) -> None:
+def test_tiles_equal_workspace_overview_and_mailbox_health(old_bi: Path) -> None:
+    bi = old_bi
     data = load(bi)
     assert not (data.features.human_reply_rate or data.features.reply_class or data.features.send_time_performance)
     for workspace_id, reply_rate, positive, bounce_rate in sql(
@@ -104,7 +114,8 @@ def test_campaign_charts_equal_their_tables(bi: Path) -> None:
     assert [(r.activity_date, r.count_sent, r.count_replies_received) for r in daily.itertuples()] == expected_daily
 
 
-def test_workspace_charts_equal_their_tables(bi: Path) -> None:
+def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
+    bi = old_bi
     workspace_id = _workspace(bi)
     data = load(bi).for_workspace(workspace_id)
     daily = daily_series(data.daily)
@@ -145,8 +156,9 @@ def test_many_mailboxes_show_their_daily_mean_and_range(tmp_path: Path) -> None:
     assert [(r.activity_date, r.value) for r in warmup.itertuples()] == expected
 
 
-def test_send_time_fallback_equals_pandas_over_lead_engagement(bi: Path) -> None:
+def test_send_time_fallback_equals_pandas_over_lead_engagement(old_bi: Path) -> None:
     """Before send_time_performance: leads by UTC weekday and hour of last contact, share who replied."""
+    bi = old_bi
     workspace_id = _workspace(bi)
     grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times)
     con = duckdb.connect(str(bi), read_only=True)
@@ -168,57 +180,49 @@ def test_send_time_fallback_equals_pandas_over_lead_engagement(bi: Path) -> None
     assert grid.loc[grid["sends"] == 0, "human_reply_rate"].isna().all()
 
 
-def _add_issue_15_columns(bi: Path) -> None:
-    """What models issue 15 adds, written the way its contract names it."""
+def _drop_issue_15_columns(bi: Path) -> None:
+    """A BI file as published before models issue 15 (no human reply rate, reply classes or send times)."""
     con = duckdb.connect(str(bi))
     try:
-        con.execute("alter table reporting.campaign_performance add column human_reply_rate double")
-        con.execute("update reporting.campaign_performance set human_reply_rate = round(100.0 * greatest(count_replied - "
-                    "2, 0) / nullif(count_recipients - count_pending, 0), 2) where count_sent > 0")
-        con.execute("alter table reporting.reply_outcomes add column reply_class varchar")
-        con.execute("update reporting.reply_outcomes set reply_class = case reply_type when 'interested' then "
-                    "'positive' when 'meeting_booked' then 'positive' when 'out_of_office' then 'auto_reply' when "
-                    "'auto_reply' then 'auto_reply' when 'wrong_person' then 'neutral' else 'negative' end")
-        con.execute("""
-            create table reporting.send_time_performance as
-            select workspace_id, d as weekday, h as hour, (10 + d * 24 + h)::bigint as sends,
-                   (3 * (10 + d * 24 + h))::bigint as opens, ((d + h) % 5)::bigint as replies,
-                   round(100.0 * ((d + h) % 5) / (10 + d * 24 + h), 2) as human_reply_rate
-            from reporting.workspace_overview, range(0, 7) a(d), range(0, 24, 3) b(h)
-        """)  # weekday 0..6 with 0 = Sunday (DuckDB's dayofweek)
+        for column in ("human_reply_rate", "auto_reply_count", "count_contacted"):
+            con.execute(f"alter table reporting.campaign_performance drop column {column}")
+        con.execute("alter table reporting.reply_outcomes drop column reply_class")
+        con.execute("drop table reporting.send_time_performance")
     finally:
         con.close()
 
 
 def test_issue_15_columns_are_read_when_present(bi: Path, tmp_path: Path) -> None:
-    future = tmp_path / "outreach_bi.duckdb"
-    shutil.copy(bi, future)
-    _add_issue_15_columns(future)
-    data = load(future)
+    """The models' own issue-15 columns (not a mock-up): the tiles, classes and heatmap read them."""
+    data = load(bi)
     assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance
+    assert data.features.count_contacted
 
-    rows = sql(future, "select human_reply_rate, count_recipients - count_pending from reporting.campaign_performance "
-                       "where count_sent > 0 and human_reply_rate is not null")
+    rows = sql(bi, "select human_reply_rate, count_contacted from reporting.campaign_performance "
+                   "where human_reply_rate is not null")
     label, value, _ = _tiles(data)["reply_rate"]
     assert label == "human reply rate"
     assert value == pytest.approx(sum(r * n for r, n in rows) / sum(n for _, n in rows), abs=0.005)
-    campaign_id, rate = sql(future, "select campaign_id, human_reply_rate from reporting.campaign_performance "
-                                    "where human_reply_rate > 0 limit 1")[0]
-    one = dict(load(future).campaign_parts())[campaign_id]
+    campaign_id, rate = sql(bi, "select campaign_id, human_reply_rate from reporting.campaign_performance "
+                                "where human_reply_rate > 0 limit 1")[0]
+    one = dict(load(bi).campaign_parts())[campaign_id]
     assert _tiles(one)["reply_rate"][1] == rate
+    assert _tiles(data)["contacted"][1] == sql(bi, "select sum(count_contacted) from reporting.campaign_performance")[0][0]
 
     classes = outcome_classes(data.outcomes)
-    assert dict(zip(classes["reply_class"], classes["count_replies"])) == dict(
-        sql(future, "select reply_class, sum(count_replies) from reporting.reply_outcomes group by 1"))
+    expected = dict(sql(bi, "select reply_class, sum(count_replies) from reporting.reply_outcomes group by 1"))
+    assert dict(zip(classes["reply_class"], classes["count_replies"])) == expected
+    assert {"positive", "negative", "neutral", "auto_reply"} <= set(expected)
 
-    workspace_id = _workspace(future)
-    grid = send_time_grid(load(future).for_workspace(workspace_id).send_times).set_index(["weekday", "hour"])
-    for weekday, hour, sends, rate in sql(future, "select weekday, hour, sends, human_reply_rate from "
-                                                  "reporting.send_time_performance where workspace_id = ?", [workspace_id]):
-        iso = 7 if weekday == 0 else weekday
-        assert grid.loc[(iso, hour), "sends"] == sends
-        assert grid.loc[(iso, hour), "human_reply_rate"] == pytest.approx(rate, abs=0.005)
-    page = write_report(future, tmp_path / "report.html").read_text()
+    workspace_id = _workspace(bi)
+    grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times).set_index(["weekday", "hour"])
+    cells = sql(bi, "select weekday, hour, sends, human_reply_rate from reporting.send_time_performance "
+                    "where workspace_id = ?", [workspace_id])
+    assert len(cells) > 24
+    for weekday, hour, sends, rate in cells:
+        assert grid.loc[(weekday, hour), "sends"] == sends
+        assert grid.loc[(weekday, hour), "human_reply_rate"] == pytest.approx(rate, abs=0.005, nan_ok=True)
+    page = write_report(bi, tmp_path / "report.html").read_text()
     assert "(reporting.send_time_performance)" in page and "Reply messages by class" in page
 
 

@@ -100,18 +100,24 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
                                 "el => el.getAttribute('src') || el.getAttribute('href'))")
         assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
 
+        # the reply tile is the human reply rate (models issue 15), weighted by contacted recipients
         contacted, reply_rate, positive, bounce_rate = sql(
-            bi, "select sum(count_recipients - count_pending) filter (where count_sent > 0), "
-                "round(100.0 * sum(count_replied) / sum(count_delivered), 2), sum(count_positive_replies), "
-                "round(100.0 * sum(count_bounced) / sum(count_sent), 2) from reporting.campaign_performance")[0]
+            bi, "select sum(count_contacted), round(sum(human_reply_rate * count_contacted) filter (where "
+                "human_reply_rate is not null) / sum(count_contacted) filter (where human_reply_rate is not null), 2), "
+                "sum(count_positive_replies), round(100.0 * sum(count_bounced) / sum(count_sent), 2) "
+                "from reporting.campaign_performance")[0]
         assert _tile_texts(opened) == [f"{contacted:,}", f"{reply_rate:.2f}%", f"{positive:,}", f"{bounce_rate:.2f}%",
                                        _mailbox_tile(bi, None)]
         days = sql(bi, "select sum(count_sent), sum(count_replies_received) from reporting.campaign_daily")[0]
         assert (sum(_plotted(opened, "daily", 0, "y")), sum(_plotted(opened, "daily", 1, "y"))) == days
 
-        workspace_id, reply_rate, bounce_rate, ws_positive = sql(
-            bi, "select workspace_id, reply_rate, bounce_rate, count_positive_replies from reporting.workspace_overview "
+        workspace_id, bounce_rate, ws_positive = sql(
+            bi, "select workspace_id, bounce_rate, count_positive_replies from reporting.workspace_overview "
                 "order by workspace_name desc limit 1")[0]
+        reply_rate = sql(
+            bi, "select round(sum(human_reply_rate * count_contacted) / sum(count_contacted), 2) "
+                "from reporting.campaign_performance where workspace_id = ? and human_reply_rate is not null",
+            [workspace_id])[0][0]
         _pick(opened, "#workspace", workspace_id, f"w:{workspace_id}")
         _all_drawn(opened)
         tiles = _tile_texts(opened)
@@ -119,7 +125,7 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
                              _mailbox_tile(bi, workspace_id)]
 
         campaign_id, *funnel = sql(
-            bi, "select campaign_id, count_recipients - count_pending, count_opened, count_clicked, count_replied, "
+            bi, "select campaign_id, count_contacted, count_opened, count_clicked, count_replied, "
                 "count_positive_replies from reporting.campaign_performance where workspace_id = ? "
                 "order by count_replied desc limit 1", [workspace_id])[0]
         _pick(opened, "#campaign", campaign_id, f"c:{campaign_id}")
@@ -157,7 +163,7 @@ def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path:
     bi = synthetic_bi(tmp_path, recipients=1000)
     con = duckdb.connect(str(bi))
     for table in ("campaign_performance", "campaign_daily", "variant_performance", "reply_outcomes",
-                  "mailbox_daily", "mailbox_health", "lead_engagement"):
+                  "mailbox_daily", "mailbox_health", "lead_engagement", "send_time_performance"):
         con.execute(f"delete from reporting.{table}")
     con.close()
     out = write_report(bi, tmp_path / "report.html")

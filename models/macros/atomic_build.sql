@@ -21,6 +21,13 @@
 {#- The on-run-end hook: show sample rows of failing and warning tests, then swap in or discard. -#}
 {% macro outreach_finish_build(results) %}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {#- only a run that built or tested something swaps: `dbt source freshness` (run before every build,
+        models/freshness.py) runs the project's hooks too, with source results only -#}
+    {%- set built_or_tested = [] -%}
+    {%- for result in results -%}
+        {%- if result.node.resource_type in ['model', 'test'] -%}{%- do built_or_tested.append(result) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if not built_or_tested -%}{{ return('') }}{%- endif -%}
     {%- do describe_test_problems(results) -%}
     {%- if not var('atomic_build', false) -%}{{ return('') }}{%- endif -%}
     {%- set failed = [] -%}

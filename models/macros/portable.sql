@@ -121,3 +121,40 @@
 {% macro duckdb__regex_matches(expression, pattern) -%}
     regexp_full_match({{ expression }}, '{{ pattern }}')
 {%- endmacro %}
+
+{#- A timestamp with time zone as the wall-clock time of an IANA time zone (a timestamp without time zone).
+    The zone must be known to the engine: pass it through known_timezone() first. -#}
+{% macro local_time(timestamp, zone) %}{{ return(adapter.dispatch('local_time', 'outreach')(timestamp, zone)) }}{% endmacro %}
+{% macro default__local_time(timestamp, zone) -%}
+    ({{ timestamp }} at time zone {{ zone }})
+{%- endmacro %}
+{% macro duckdb__local_time(timestamp, zone) -%}
+    timezone({{ zone }}, {{ timestamp }})
+{%- endmacro %}
+
+{#- A relation (subquery) with one column `name`: the IANA time zones this engine knows. -#}
+{% macro timezone_names() %}{{ return(adapter.dispatch('timezone_names', 'outreach')()) }}{% endmacro %}
+{% macro default__timezone_names() -%}
+    (select name from pg_timezone_names)
+{%- endmacro %}
+{% macro duckdb__timezone_names() -%}
+    (select name from pg_timezone_names())
+{%- endmacro %}
+
+{#- Monday (00:00) of the ISO week of a date, as a date. -#}
+{% macro iso_week_start(day) -%}
+    cast({{ dbt.date_trunc('week', 'cast(' ~ day ~ ' as timestamp)') }} as date)
+{%- endmacro %}
+
+{#- ISO-8601 week-numbering year and week (1-53) of a date, as bigint. -#}
+{% macro iso_year(day) -%}
+    cast(extract(isoyear from cast({{ day }} as timestamp)) as {{ dbt.type_bigint() }})
+{%- endmacro %}
+{% macro iso_week(day) -%}
+    cast(extract(week from cast({{ day }} as timestamp)) as {{ dbt.type_bigint() }})
+{%- endmacro %}
+
+{#- The domain of an email address (the text after its '@'), lower case; null without one. -#}
+{% macro email_domain(address) -%}
+    nullif({{ dbt.split_part(address, "'@'", 2) }}, '')
+{%- endmacro %}

@@ -25,6 +25,7 @@ daily_sends as (
 recipient_facts as (
     select
         campaign_id,
+        count(case when current_step > 0 then 1 end) as count_contacted_rows,
         count(case when current_step >= 2 then 1 end) as count_reached_follow_up,
         max(current_step) as max_step_reached,
         min(last_sent_at) as min_last_sent_at,
@@ -40,6 +41,9 @@ reply_facts as (
         campaign_id,
         count(*) as count_replies,
         count(distinct case when is_positive then lead_email end) as count_positive_replies,
+        count(distinct case when {{ is_human_reply_class('reply_class') }} then lead_email end) as count_human_replied,
+        count(case when reply_class = 'auto_reply' then 1 end) as auto_reply_count,
+        count(case when reply_class = 'unclassified' then 1 end) as unclassified_reply_count,
         min(received_at) as first_reply_at,
         max(received_at) as last_reply_at
     from replies
@@ -81,6 +85,14 @@ timed as (
         totals.*,
         coalesce(reply_facts.count_replies, 0) as count_replies,
         coalesce(reply_facts.count_positive_replies, 0) as count_positive_replies,
+        coalesce(reply_facts.count_human_replied, 0) as count_human_replied,
+        coalesce(reply_facts.auto_reply_count, 0) as auto_reply_count,
+        coalesce(reply_facts.unclassified_reply_count, 0) as unclassified_reply_count,
+        -- contacted recipients: the API's (recipients - pending) where it has stats, else the recipient rows
+        case
+            when totals.has_api_stats then totals.count_recipients - totals.count_pending
+            else coalesce(recipient_facts.count_contacted_rows, 0)
+        end as count_contacted,
         recipient_facts.count_reached_follow_up,
         recipient_facts.max_step_reached,
         recipient_facts.avg_step_reached,
@@ -119,12 +131,17 @@ final as (
         timed.count_unsubscribed,
         timed.count_pending,
         timed.count_replies,
+        timed.count_contacted,
+        timed.count_human_replied,
+        timed.auto_reply_count,
+        timed.unclassified_reply_count,
         {{ pct('timed.count_delivered', 'timed.count_sent') }} as delivery_rate,
         {{ pct('timed.count_opened', 'timed.count_delivered') }} as open_rate,
         {{ pct('timed.count_clicked', 'timed.count_delivered') }} as click_rate,
         {{ pct('timed.count_replied', 'timed.count_delivered') }} as reply_rate,
         {{ pct('timed.count_replied', 'timed.count_delivered') }} as reply_rate_of_delivered,
         {{ pct('timed.count_positive_replies', 'timed.count_delivered') }} as positive_reply_rate,
+        {{ pct('timed.count_human_replied', 'timed.count_contacted') }} as human_reply_rate,
         {{ pct('timed.count_bounced', 'timed.count_sent') }} as bounce_rate,
         {{ pct('timed.count_unsubscribed', 'timed.count_delivered') }} as unsubscribe_rate,
         coalesce(timed.count_reached_follow_up, 0) as count_reached_follow_up,

@@ -10,7 +10,8 @@ by_type as (
     select
         campaign_id,
         reply_type,
-        max(case when is_positive then 1 else 0 end) = 1 as is_positive,
+        -- the class is a function of reply_type (one per row here)
+        min(reply_class) as reply_class,
         count(*) as count_replies,
         count(case when not is_read then 1 end) as count_unread,
         count(distinct lead_email) as count_leads,
@@ -32,7 +33,8 @@ final as (
         with_totals.campaign_id,
         campaigns.workspace_id,
         with_totals.reply_type,
-        with_totals.is_positive,
+        with_totals.reply_class,
+        with_totals.reply_class = 'positive' as is_positive,
         with_totals.count_replies,
         {{ pct('with_totals.count_replies', 'with_totals.campaign_replies') }} as pct_of_replies,
         with_totals.count_unread,

@@ -19,7 +19,8 @@ renamed as (
         source.lead_id,
         source.event as event_key,
         lower(trim(source.email)) as lead_email,
-        source.reply_type,
+        nullif(trim(source.reply_type), '') as reply_type,
+        case when source.event = 'lead.replied' then {{ reply_class('source.reply_type') }} end as reply_class,
         source.created_at,
         source.received_at
     from source

@@ -11,6 +11,7 @@ renamed as (
         lower(trim("from")) as lead_email,
         subject,
         coalesce(nullif(trim(reply_type), ''), 'unclassified') as reply_type,
+        {{ reply_class('reply_type') }} as reply_class,
         {{ is_positive_reply('reply_type') }} as is_positive,
         coalesce(is_read, false) as is_read,
         body is not null as has_body,

@@ -15,6 +15,8 @@ renamed as (
         synced_at,
         observed_at
     from source
+    -- the current version where the table keeps history (scd2); every row of a merge table
+    where _dlt_valid_to is null
 )
 
 select * from renamed
