@@ -140,8 +140,9 @@ def load_spool(spool_dir: str | None, cfg: OutreachSettings) -> int:
     return load_spool_events(cfg, warehouse_target(cfg), spool_dir)
 
 
-def build_models(duckdb_path: str) -> Any:
-    """Build the reporting schema with dbt (models and data tests, all or nothing), without publishing.
+def build_models(target: Warehouse) -> Any:
+    """Build the reporting schema of ``target`` (a DuckDB file or PostgreSQL) with dbt (models and data tests,
+    all or nothing), without publishing.
 
     ``models.build.build`` runs ``dbt build``: models are built beside the published ones and swapped
     in only when every model and test passed, so a failing test leaves the previous reporting tables:
@@ -149,7 +150,9 @@ def build_models(duckdb_path: str) -> Any:
     """
     from models.build import build
 
-    return build(duckdb_path=duckdb_path, publish=False)
+    if target.duckdb_path is not None:
+        return build(duckdb_path=target.duckdb_path, publish=False)
+    return build(destination=target.destination, publish=False)
 
 
 def data_test_seconds(build_report: Any) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -23,7 +24,7 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
 from prefect.utilities.annotations import quote
 
-from flows import handoff, stages
+from flows import batches, handoff, stages
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key, where_the_key_lives
 from flows.logs import route_library_logs_to_prefect
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
@@ -144,14 +145,18 @@ def load_task(extracted: str, settings: OutreachSettings, key_ref: str) -> Any:
 def build_models_task(settings: OutreachSettings) -> Any:
     """Build ``reporting`` and run the data tests in one transaction (a failing test rolls back)."""
     with _writer(settings, "model build"):
-        return stages.build_models(stages.warehouse(settings).label)
+        return stages.build_models(stages.warehouse(settings))
 
 
 @task(name="publish-bi", **_WRITER)
 def publish_bi_task(settings: OutreachSettings) -> str:
-    """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename."""
+    """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename (a DuckDB warehouse only: BI tools
+    read a server warehouse directly)."""
+    target = stages.warehouse(settings)
+    if target.duckdb_path is None:
+        return ""
     with _writer(settings, "BI publish"):
-        return str(stages.publish_bi(stages.warehouse(settings).label))
+        return str(stages.publish_bi(str(target.duckdb_path)))
 
 
 @task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
@@ -279,6 +284,85 @@ def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
         return WorkspaceResult(key_ref=key_ref, ok=False, error=str(exc) or type(exc).__name__)
 
 
+@task(name="sync-workspaces", **_LOAD_RETRIES, **_NO_RESULTS)
+def sync_workspaces_task(key_refs: list[str], mode: Mode, settings: OutreachSettings) -> Any:
+    """Resolve the batch's keys from their references, then run `outreach sync`'s engine over them: one dlt
+    load per ``batch_size`` workspaces, a run record per workspace, the warehouse lock for the run (shared on
+    PostgreSQL; on DuckDB the batches of one machine take turns)."""
+    from pipelines.run import run_sync
+
+    keys = []
+    for ref in key_refs:
+        try:
+            keys.append(resolve_api_key(ref))
+        except OutreachError as exc:
+            raise _with_ref(exc, ref) from exc
+    try:
+        return run_sync(mode=mode, settings=settings, api_keys=keys, progress=False)
+    except OutreachError as exc:
+        message = f"batch [{', '.join(key_refs)}]: {exc}"
+        try:
+            renamed = type(exc)(message)
+        except TypeError:
+            renamed = OutreachError(message)
+        raise renamed from exc
+
+
+@flow(name="sync-batch", flow_run_name="sync-batch-{mode}", persist_result=False, validate_parameters=True)
+def sync_batch(
+    mode: Mode = "quick",
+    key_refs: list[str] | None = None,
+    duckdb_path: str | None = None,
+    base_url: str | None = None,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
+    pipelines_dir: str | None = None,
+) -> int:
+    """Sync one batch of workspaces that ``sync_all`` handed out (no models: the parent builds them once).
+
+    Settings are this worker's (its parameters over its dlt config), so every worker must name the same
+    warehouse: one PostgreSQL server, or a DuckDB file when all workers run on its machine. Returns how
+    many workspaces loaded.
+    """
+    logger = get_run_logger()
+    refs = list(key_refs or [])
+    if not refs:
+        raise ConfigError("sync_batch needs key_refs: the batch of workspaces sync_all hands out")
+    for ref in refs:
+        parse_key_ref(ref)
+    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
+    destination = stages.warehouse(settings).label
+    started = time.monotonic()
+    report = sync_workspaces_task(refs, mode, quote(settings))
+    seconds = time.monotonic() - started
+    markdown = stages.sync_report_markdown(mode, list(report.workspaces), destination, seconds, report.events_loaded)
+    publish_report_task(markdown, None, f"{mode} sync of a batch of {len(refs)} workspace(s)")
+    logger.info("batch of %d workspace(s) loaded in %.1f s", len(refs), seconds)
+    return len(report.workspaces)
+
+
+def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> list[WorkspaceResult]:
+    """One ``sync_workspace`` subflow per workspace, in threads of this process."""
+    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs]
+        return [future.result() for future in futures]
+
+
+def _handed_out(
+    deployment_name: str, refs: list[str], params: dict[str, Any], batch_size: int | None, max_parallel: int
+) -> list[WorkspaceResult]:
+    """One run of the batch deployment per batch of workspaces, taken by the pool's workers; waits for all."""
+    logger = get_run_logger()
+    batches_of_refs = batches.split(refs, batches.batch_size_for(len(refs), batch_size, max_parallel))
+    runs = batches.start_batches(deployment_name, batches_of_refs, params)
+    logger.info("%d workspace(s) handed out as %d run(s) of %s", len(refs), len(runs), deployment_name)
+    results = []
+    for outcome in batches.wait_for(runs, batches_of_refs):
+        error = "" if outcome.ok else f"{outcome.flow_run_name}: {outcome.message}"
+        results.extend(WorkspaceResult(key_ref=ref, ok=outcome.ok, error=error) for ref in outcome.refs)
+    return results
+
+
 @flow(name="sync-all", flow_run_name="sync-all-{mode}", persist_result=False, validate_parameters=True)
 def sync_all(
     mode: Mode = "quick",
@@ -290,8 +374,15 @@ def sync_all(
     pipelines_dir: str | None = None,
     spool_dir: str | None = None,
     max_parallel: int = 4,
+    batch_deployment: str | None = None,
+    batch_size: int | None = None,
 ) -> list[WorkspaceResult]:
-    """Sync every workspace concurrently (one subflow each), then build the models once.
+    """Sync every workspace, then build the models once.
+
+    In this process (one ``sync_workspace`` subflow each, ``max_parallel`` at a time), or, when this run is
+    a deployment run on a work pool and ``batch_deployment`` (prefect.yaml: ``sync-batch/batch``) is
+    registered, as runs of that deployment, ``batch_size`` workspaces each (default: the workspaces spread
+    over ``max_parallel`` runs), which the pool's workers share; the models are built after all ended.
 
     ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default
     ``data/spool`` if it exists) holds webhook events, loaded first. A workspace that fails
@@ -320,17 +411,21 @@ def sync_all(
     clock = StageClock()
     spool = stages.spool_path(spool_dir)
     events_loaded = 0
-    _warm_imports()
+    deployment_name = batches.hand_out_to(batch_deployment)
+    if deployment_name is None:
+        _warm_imports()
     with exclusive_sync_run():
         if spool:
             with clock.stage("load spool"):
                 events_loaded = load_spool_task(spool, quote(settings))
-        with clock.stage("workspaces (concurrent)"):
-            with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
-                futures = [
-                    pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs
-                ]
-                results = [future.result() for future in futures]
+        if deployment_name is not None:
+            # each worker resolves its own settings: pass only what this run was given, not this machine's paths
+            handed = {**params, "duckdb_path": duckdb_path}
+            with clock.stage("workspaces (batch runs)"):
+                results = _handed_out(deployment_name, refs, handed, batch_size, max_parallel)
+        else:
+            with clock.stage("workspaces (concurrent)"):
+                results = _in_process(refs, params, max_parallel)
         build_report, build_error = None, ""
         if any(r.ok for r in results):
             try:

@@ -34,9 +34,12 @@ def test_prefect_yaml_deploys_module_entrypoints_with_the_worker_side_pull_step(
     """What `prefect deploy` reads (tests/test_flows_workpool.py runs it against a real server)."""
     config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     assert config["pull"] == [{"flows.pull_steps.enter_outreach_home": {}}]
-    assert sorted(d["name"] for d in config["deployments"]) == ["full", "quick"]
+    assert sorted(d["name"] for d in config["deployments"]) == ["batch", "full", "quick"]
+    entrypoints = {d["name"]: d["entrypoint"] for d in config["deployments"]}
+    assert entrypoints == {
+        "quick": "flows.sync_flow.sync_all", "full": "flows.sync_flow.sync_all", "batch": "flows.sync_flow.sync_batch"
+    }
     for deployment in config["deployments"]:
-        assert deployment["entrypoint"] == "flows.sync_flow.sync_all"
         assert deployment["work_pool"]["name"] == "outreach-pool"
         assert "pull" not in deployment  # one pull step for every deployment, resolved on the worker
     assert load_entrypoint("flows.sync_flow.sync_all") is load_entrypoint("flows/sync_flow.py:sync_all")
@@ -50,6 +53,9 @@ def test_deployments_have_the_stated_schedules_and_limits() -> None:
     assert specs["full"].schedules == [{"cron": "0 2 * * *", "timezone": "UTC"}]
     assert specs["quick"].concurrency_limit == {"limit": 1, "collision_strategy": "CANCEL_NEW"}
     assert specs["full"].concurrency_limit == {"limit": 1, "collision_strategy": "ENQUEUE"}
+    # sync_all hands batches of workspaces to the batch deployment: no schedule, no limit of its own
+    assert specs["quick"].parameters["batch_deployment"] == specs["full"].parameters["batch_deployment"] == "sync-batch/batch"
+    assert specs["batch"].schedules == [] and specs["batch"].concurrency_limit is None
 
     built = {d.name: d for d in build_deployments(load_prefect_yaml(ROOT / "prefect.yaml"))}
     quick, full = built["quick"], built["full"]
