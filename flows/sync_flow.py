@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal
 
 from prefect import flow, get_run_logger, task
@@ -330,6 +332,7 @@ def sync_batch(
         raise ConfigError("sync_batch needs key_refs: the batch of workspaces sync_all hands out")
     for ref in refs:
         parse_key_ref(ref)
+    logger.info("batch run in %s on %s", Path.cwd(), socket.gethostname())
     settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
     destination = stages.warehouse(settings).label
     started = time.monotonic()

@@ -1,11 +1,14 @@
 """The work-pool path of flows/README.md, run as written: a real Prefect server (the session's
-test server), a `process` work pool, `prefect deploy --all` from prefect.yaml, and a worker
-started in another directory than the deploy, running a deployment against a sandbox into DuckDB.
+test server), a `process` work pool, `prefect deploy --all` from prefect.yaml, and two workers, each
+started in its own checkout at another path than the deploy (two machines as far as the code can
+tell), sharing one PostgreSQL warehouse: `sync-all/full` hands the sandbox's workspaces out as runs
+of `sync-batch/batch`, both workers take runs, every workspace is synced once, and the warehouse
+equals the API.
 
 The commands come from the README's blocks marked ``<!-- tested: ... -->`` (``<server>`` replaced
-by the test server, ``.venv/bin/`` by this interpreter's bin directory; ``--run-once`` added to
-the worker). The worker's "checkout at another path" is a copy of the project's code in a temp
-directory, put first on ``PYTHONPATH`` as that checkout's own editable install would be.
+by the test server, ``.venv/bin/`` by this interpreter's bin directory). Each worker's checkout is
+a copy of the project's code in a temp directory, put first on ``PYTHONPATH`` as that checkout's
+own editable install would be, with its own ``.dlt/`` naming the sandbox and the PostgreSQL server.
 """
 
 from __future__ import annotations
@@ -13,15 +16,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import httpx
 import pytest
+from test_sync_postgres import dlt_credentials
+from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "flows" / "README.md"
@@ -72,7 +77,7 @@ def clean_server(prefect_harness: str) -> Iterator[None]:
     from prefect.exceptions import ObjectNotFound
 
     with get_client(sync_client=True) as client:
-        for name in ("sync-all/quick", "sync-all/full"):
+        for name in ("sync-all/quick", "sync-all/full", "sync-batch/batch"):
             try:
                 client.delete_deployment(client.read_deployment_by_name(name).id)
             except ObjectNotFound:
@@ -88,55 +93,104 @@ def clean_server(prefect_harness: str) -> Iterator[None]:
                 pass
 
 
-def _worker_checkout(tmp_path: Path, sandbox: Any) -> tuple[Path, list[dict[str, Any]]]:
-    """A second checkout at another path, with its own .dlt/ settings: the sandbox's URL and read keys."""
-    checkout = tmp_path / "elsewhere" / "outreach-elt"
+N_WORKSPACES = 6
+RUN_TIMEOUT_S = 400.0
+
+
+def _worker_checkout(where: Path, sandbox: Any, keys: list[str], pg_credentials: str) -> Path:
+    """A checkout at another path, with its own .dlt/ settings: the sandbox's URL, its keys, the PostgreSQL warehouse."""
+    checkout = where / "outreach-elt"
     for name in PRODUCT_DIRS:
         shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "prefect.yaml", checkout / "prefect.yaml")
-    keys: dict[str, dict[str, Any]] = {}
-    for entry in sandbox.keys():
-        if entry["level"] == "read":
-            keys.setdefault(entry["workspace_id"], entry)
     (checkout / ".dlt").mkdir()
     (checkout / ".dlt" / "config.toml").write_text(
         f'[runtime]\nlog_level = "WARNING"\n\n[sources.outreach]\nbase_url = "{sandbox.base_url}"\n'
-        "rate_limit_per_minute = 100000\n"
+        'destination = "postgres"\nrate_limit_per_minute = 100000\nreply_body_cap = 100000\n'
     )
-    quoted = ", ".join(f'"{k["key"]}"' for k in keys.values())
-    (checkout / ".dlt" / "secrets.toml").write_text(f"[sources.outreach]\napi_keys = [{quoted}]\n")
-    return checkout, list(keys.values())
-
-
-def _api_campaign_total(sandbox: Any, key: str) -> int:
-    response = httpx.get(
-        f"{sandbox.base_url}/campaigns", params={"per_page": 1}, headers={"Authorization": f"Bearer {key}"}
+    quoted = ", ".join(f'"{k}"' for k in keys)
+    (checkout / ".dlt" / "secrets.toml").write_text(
+        f'[sources.outreach]\napi_keys = [{quoted}]\n\n[destination.postgres]\ncredentials = "{pg_credentials}"\n'
     )
-    response.raise_for_status()
-    return int(response.json()["meta"]["total"])
+    return checkout
 
 
-def test_readme_work_pool_steps_deploy_both_deployments_and_a_worker_elsewhere_runs_one(
-    prefect_harness: str, cli_env: dict[str, str], clean_server: None, make_sandbox: Any, tmp_path: Path
+def _start_worker(api_url: str, checkout: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """The README's worker block, left running (in its own session, so it and its flow runs stop together)."""
+    script = readme_block("worker").replace("http://<server>:4200/api", api_url).replace(".venv/bin/", f"{BIN}/")
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            ["bash", "-e", "-c", script],
+            cwd=checkout,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def _wait_final(client: Any, flow_run_id: Any, timeout_s: float, logs: list[Path]) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = client.read_flow_run(flow_run_id)
+        if run.state is not None and run.state.is_final():
+            return run
+        time.sleep(2)
+    tails = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in logs)
+    raise AssertionError(f"flow run {flow_run_id} did not finish in {timeout_s:.0f} s:\n{tails}")
+
+
+def _ran_in(flow_run_id: Any, checkouts: list[Path]) -> str:
+    """The checkout a batch run executed in, from its own log line "batch run in <directory> on <host>"."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+    places = {str(c) for c in checkouts if any(f"batch run in {c} on " in log.message for log in logs)}
+    assert len(places) == 1, f"flow run {flow_run_id} names no single checkout: {[log.message for log in logs][:20]}"
+    return places.pop()
+
+
+def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_one_run_into_postgres(
+    prefect_harness: str,
+    cli_env: dict[str, str],
+    clean_server: None,
+    make_sandbox: Any,
+    pg_dsn: str,
+    tmp_path: Path,
 ) -> None:
     from prefect.client.orchestration import get_client
 
-    # Once, from the checkout: pool, limits, `prefect deploy --all` (both deployments, not only the first).
+    # Once, from the checkout: pool, limits, `prefect deploy --all` (every deployment, not only the first).
     deploy_output = run_block("deploy", prefect_harness, ROOT, cli_env)
-    assert "sync-all/quick" in deploy_output and "sync-all/full" in deploy_output
+    assert all(name in deploy_output for name in ("sync-all/quick", "sync-all/full", "sync-batch/batch"))
     with get_client(sync_client=True) as client:
         quick = client.read_deployment_by_name("sync-all/quick")
         full = client.read_deployment_by_name("sync-all/full")
+        batch = client.read_deployment_by_name("sync-batch/batch")
         assert [s.schedule.cron for s in quick.schedules] == ["*/15 * * * *"]
         assert [s.schedule.cron for s in full.schedules] == ["0 2 * * *"]
+        assert batch.schedules == []
         assert quick.parameters["mode"] == "quick" and full.parameters["mode"] == "full"
+        assert full.parameters["batch_deployment"] == "sync-batch/batch"
         assert quick.concurrency_options.collision_strategy.value == "CANCEL_NEW"
-        for deployment in (quick, full):
+        for deployment in (quick, full, batch):
             assert deployment.work_pool_name == "outreach-pool"
-            assert deployment.entrypoint == "flows.sync_flow.sync_all"
             # The deploying machine's directory is recorded nowhere: the worker resolves its own.
             assert deployment.pull_steps == [{"flows.pull_steps.enter_outreach_home": {}}]
             assert str(ROOT) not in repr(deployment.pull_steps)
+        assert batch.entrypoint == "flows.sync_flow.sync_batch"
         assert client.read_global_concurrency_limit_by_name("outreach-sync").limit == 1
         assert client.read_concurrency_limit_by_tag("outreach-warehouse-writer").concurrency_limit == 1
 
@@ -146,32 +200,51 @@ def test_readme_work_pool_steps_deploy_both_deployments_and_a_worker_elsewhere_r
     cli(["flow-run", "ls"], listing_env, tmp_path)
     assert "outreach-pool" in cli(["work-pool", "ls"], listing_env, tmp_path)
 
-    # A worker in another checkout at another path runs a deployment into its own data/ directory.
-    sandbox = make_sandbox(scale="tiny", rate_limit=0)
-    checkout, keys = _worker_checkout(tmp_path, sandbox)
+    # Two workers, each in its own checkout at another path, one PostgreSQL warehouse.
+    sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=N_WORKSPACES)
+    keys = admin_keys(sandbox)
+    assert len(keys) == N_WORKSPACES
+    checkouts = [_worker_checkout(tmp_path / f"machine-{m}", sandbox, keys, dlt_credentials(pg_dsn)) for m in "ab"]
     root_warehouse = ROOT / "data" / "outreach.duckdb"
     root_warehouse_before = root_warehouse.stat().st_mtime if root_warehouse.exists() else None
-    run_block("run", prefect_harness, tmp_path, cli_env)
-    worker_env = {**cli_env, "PYTHONPATH": str(checkout)}
-    worker_output = run_block("worker", prefect_harness, checkout, worker_env, extra="--run-once", timeout=300)
+    worker_env = {**cli_env, "PREFECT_WORKER_QUERY_SECONDS": "2"}
+    logs = [tmp_path / f"worker-{m}.log" for m in "ab"]
+    workers = [
+        _start_worker(prefect_harness, checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log)
+        for checkout, log in zip(checkouts, logs)
+    ]
+    try:
+        run_block("run", prefect_harness, tmp_path, cli_env)
+        with get_client(sync_client=True) as client:
+            (parent,) = [r for r in client.read_flow_runs(limit=50) if r.deployment_id == full.id]
+            parent = _wait_final(client, parent.id, RUN_TIMEOUT_S, logs)
+            assert parent.state_type.value == "COMPLETED", (parent.state_name, parent.state.message)
+            children = [r for r in client.read_flow_runs(limit=200) if r.deployment_id == batch.id]
+    finally:
+        for worker in workers:
+            _stop(worker)
+    outputs = [log.read_text(errors="replace") for log in logs]
 
-    with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(limit=20, offset=0)
-        mine = [r for r in runs if r.deployment_id == full.id]
-        assert len(mine) == 1 and mine[0].state_type.value == "COMPLETED", [(r.name, r.state_name) for r in mine]
-    assert "enter_outreach_home" in worker_output
-    leaked = [line for line in worker_output.splitlines() if "leaked" in line]
-    assert not leaked, f"the flow run process printed nanobind leak lines: {leaked[:3]}"
+    # The workspaces were handed out in batches, each workspace in exactly one batch run, all completed.
+    assert len(children) >= 2 and all(r.state_type.value == "COMPLETED" for r in children)
+    handed = sorted(ref for r in children for ref in r.parameters["key_refs"])
+    assert handed == sorted(f"config:{i}" for i in range(N_WORKSPACES))
+    # Both workers took batch runs: each batch run logs the directory it ran in, its worker's checkout.
+    ran_in = {str(r.id): _ran_in(r.id, checkouts) for r in children}
+    assert set(ran_in.values()) == {str(c) for c in checkouts}, ran_in
+    assert all("enter_outreach_home" in out for out in outputs)
+    leaked = [line for out in outputs for line in out.splitlines() if "leaked" in line]
+    assert not leaked, f"a flow run process printed nanobind leak lines: {leaked[:3]}"
 
-    warehouse = checkout / "data" / "outreach.duckdb"
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        per_ws = dict(
-            con.execute(
-                "select workspace_id, count(*) from outreach.outreach.campaigns where _dlt_valid_to is null group by 1"
-            ).fetchall()
-        )
-        assert con.execute("select count(*) from outreach.reporting.workspace_overview").fetchone() == (len(keys),)
-    assert per_ws == {k["workspace_id"]: _api_campaign_total(sandbox, k["key"]) for k in keys}
-    assert (checkout / "data" / "outreach_bi.duckdb").exists()
+    # Every workspace synced once (one run record each), the warehouse equals the API, models built once.
+    records = query(pg_dsn, "select workspace_id, count(*), min(outcome) from outreach.sync_runs group by 1")
+    truths = [api_truth(sandbox.base_url, k) for k in keys]
+    assert sorted(records) == sorted((t["workspace_id"], 1, "ok") for t in truths)
+    for truth in truths:
+        assert_warehouse_equals_api(pg_dsn, truth)
+    assert_no_duplicates(pg_dsn)
+    assert query(pg_dsn, "select count(*) from reporting.workspace_overview") == [(N_WORKSPACES,)]
+    # Nothing was written in the deploying checkout or beside the workers' checkouts.
     after = root_warehouse.stat().st_mtime if root_warehouse.exists() else None
     assert after == root_warehouse_before, "the run wrote the deploying checkout's warehouse"
+    assert not any((c / "data" / "outreach.duckdb").exists() for c in checkouts)
