@@ -97,8 +97,11 @@ N_WORKSPACES = 6
 RUN_TIMEOUT_S = 400.0
 
 
-def _worker_checkout(where: Path, sandbox: Any, keys: list[str], pg_credentials: str) -> Path:
-    """A checkout at another path, with its own .dlt/ settings: the sandbox's URL, its keys, the PostgreSQL warehouse."""
+PG_PLACEHOLDER = "postgresql://<user>:<password>@<db host>:5432/<database>"
+
+
+def _worker_checkout(where: Path, sandbox: Any, keys: list[str]) -> Path:
+    """A checkout at another path, with its own .dlt/ settings as for `outreach sync`: the sandbox's URL and keys."""
     checkout = where / "outreach-elt"
     for name in PRODUCT_DIRS:
         shutil.copytree(ROOT / name, checkout / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -106,18 +109,20 @@ def _worker_checkout(where: Path, sandbox: Any, keys: list[str], pg_credentials:
     (checkout / ".dlt").mkdir()
     (checkout / ".dlt" / "config.toml").write_text(
         f'[runtime]\nlog_level = "WARNING"\n\n[sources.outreach]\nbase_url = "{sandbox.base_url}"\n'
-        'destination = "postgres"\nrate_limit_per_minute = 100000\nreply_body_cap = 100000\n'
+        "rate_limit_per_minute = 100000\nreply_body_cap = 100000\n"
     )
     quoted = ", ".join(f'"{k}"' for k in keys)
-    (checkout / ".dlt" / "secrets.toml").write_text(
-        f'[sources.outreach]\napi_keys = [{quoted}]\n\n[destination.postgres]\ncredentials = "{pg_credentials}"\n'
-    )
+    (checkout / ".dlt" / "secrets.toml").write_text(f"[sources.outreach]\napi_keys = [{quoted}]\n")
     return checkout
 
 
-def _start_worker(api_url: str, checkout: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _start_worker(
+    api_url: str, pg_credentials: str, checkout: Path, env: dict[str, str], log: Path
+) -> subprocess.Popen[bytes]:
     """The README's worker block, left running (in its own session, so it and its flow runs stop together)."""
     script = readme_block("worker").replace("http://<server>:4200/api", api_url).replace(".venv/bin/", f"{BIN}/")
+    assert PG_PLACEHOLDER in script, f"the worker block names no {PG_PLACEHOLDER}"
+    script = script.replace(PG_PLACEHOLDER, pg_credentials)
     with log.open("wb") as out:
         return subprocess.Popen(
             ["bash", "-e", "-c", script],
@@ -204,13 +209,13 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=N_WORKSPACES)
     keys = admin_keys(sandbox)
     assert len(keys) == N_WORKSPACES
-    checkouts = [_worker_checkout(tmp_path / f"machine-{m}", sandbox, keys, dlt_credentials(pg_dsn)) for m in "ab"]
+    checkouts = [_worker_checkout(tmp_path / f"machine-{m}", sandbox, keys) for m in "ab"]
     root_warehouse = ROOT / "data" / "outreach.duckdb"
     root_warehouse_before = root_warehouse.stat().st_mtime if root_warehouse.exists() else None
     worker_env = {**cli_env, "PREFECT_WORKER_QUERY_SECONDS": "2"}
     logs = [tmp_path / f"worker-{m}.log" for m in "ab"]
     workers = [
-        _start_worker(prefect_harness, checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log)
+        _start_worker(prefect_harness, dlt_credentials(pg_dsn), checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log)
         for checkout, log in zip(checkouts, logs)
     ]
     try:
