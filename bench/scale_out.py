@@ -19,6 +19,15 @@ same sandbox (e.g. the one-pipeline-per-workspace engine before batching: ``git 
 its lines carry ``"side": "baseline"`` and the summary gives ours/baseline ratios. Its warehouse is only
 checked for its workspaces (it has no run records or state table).
 
+`--pool-workers K` measures the PostgreSQL run on a Prefect work pool instead (bench/work_pool.py): a real
+`prefect server start`, a `process` pool, `prefect deploy --all` from prefect.yaml, K workers
+(`prefect worker start --pool outreach-pool --limit 2`), and per N a fresh PostgreSQL database
+(devtools/pgserver.py). A full then an idle quick `sync-all` run each, handed out as `sync-batch/batch`
+runs the workers share, models built once at the end: wall time from the run's creation to its end,
+requests, the largest flow-run process's peak RSS (and the sum over all of them), seconds per workspace.
+Its lines carry ``"side": "pool-postgres"``; the warehouse is checked the same way (N workspaces, N state
+rows, N `ok` run records of that mode).
+
 `python -m bench --scenario scale_out` runs it and stores the lines in results.json / RESULTS.md.
 """
 
@@ -186,9 +195,109 @@ def _measure_side(
     return out
 
 
+def measure_pool(n: int, workdir: Path, pool: Any, pg: Any, k: int) -> list[dict[str, Any]]:
+    """Full then idle quick `sync-all` of `n` workspaces on the work pool's `k` workers into PostgreSQL."""
+    from bench.work_pool import worker_settings
+
+    sandbox = start_sandbox(n)
+    home = workdir / f"pool-n{n}"
+    home.mkdir(parents=True, exist_ok=True)
+    dsn = pg.create_database(f"scale_out_n{n}")
+    credentials = dsn.replace("postgresql://postgres@", "postgresql://postgres:unused@", 1)  # dlt wants a password
+    out = []
+    try:
+        pool.start_workers(k, worker_settings(sandbox.base_url, workspace_keys(sandbox, n), credentials, home), home)
+        for mode in ("full", "quick"):
+            sandbox.reset_metrics()
+            run = pool.sync(mode)
+            requests = int(sandbox.metrics()["requests"])
+            ok = run["state"] == "Completed"
+            record = {
+                "side": "pool-postgres",
+                "workers": k,
+                "n": n,
+                "mode": mode if mode == "full" else "idle_quick",
+                "wall_s": run["wall_s"],
+                "s_per_workspace": round(run["wall_s"] / n, 3),
+                "requests": requests,
+                "requests_per_workspace": round(requests / n, 2),
+                "peak_rss_mb": run["peak_rss_mb"],
+                "peak_rss_total_mb": run["peak_rss_total_mb"],
+                "batch_runs": run["batch_runs"],
+                "exit": 0 if ok else 1,
+            }
+            if ok:
+                record["warehouse"] = check_pg_warehouse(dsn, n, mode)
+            else:
+                record["error"] = run["message"]
+            print(json.dumps(record), flush=True)
+            out.append(record)
+    finally:
+        pool.stop_workers()
+        sandbox.stop()
+    return out
+
+
+def check_pg_warehouse(dsn: str, n: int, mode: str) -> dict[str, Any]:
+    """N workspaces, N state rows, N `ok` run records of `mode` (one sync of each mode per database)."""
+    import psycopg2
+
+    con = psycopg2.connect(dsn)
+    try:
+        with con.cursor() as cur:
+
+            def one(sql: str, *params: Any) -> int:
+                cur.execute(sql, params or None)
+                row = cur.fetchone()
+                return int(row[0]) if row else 0
+
+            workspaces = one("select count(distinct id) from outreach.workspaces")
+            states = one("select count(*) from outreach.sync_state")
+            ok = one("select count(*) from outreach.sync_runs where outcome = 'ok' and mode = %s", mode)
+            once = one("select count(distinct workspace_id) from outreach.sync_runs where mode = %s", mode)
+            models = one("select count(*) from reporting.workspace_overview")
+    finally:
+        con.close()
+    return {
+        "workspaces": workspaces,
+        "states": states,
+        "ok_records": ok,
+        "models_workspaces": models,
+        "ok": workspaces == states == ok == once == models == n,
+    }
+
+
+def summarise_pool(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The work pool's figures: seconds per workspace by N, and the N=1,000 projection on its k workers."""
+    pool = [r for r in records if r.get("side") == "pool-postgres" and r["exit"] == 0]
+    if not pool:
+        return {}
+    idle = {r["n"]: r for r in pool if r["mode"] == "idle_quick"}
+    full = {r["n"]: r for r in pool if r["mode"] == "full"}
+    out: dict[str, Any] = {
+        "pool_workers": pool[0]["workers"],
+        "pool_idle_s_per_workspace": {n: idle[n]["s_per_workspace"] for n in sorted(idle)},
+        "pool_full_s_per_workspace": {n: full[n]["s_per_workspace"] for n in sorted(full)},
+        "pool_idle_requests_per_workspace": {n: idle[n]["requests_per_workspace"] for n in sorted(idle)},
+        "pool_peak_rss_mb": {n: max(idle[n]["peak_rss_mb"], full.get(n, idle[n])["peak_rss_mb"]) for n in sorted(idle)},
+        "pool_warehouse_ok": all(r.get("warehouse", {}).get("ok") for r in pool),
+    }
+    for name, series in (("idle", idle), ("full", full)):
+        ns = [n for n in sorted(series) if n > 1] or sorted(series)
+        if len(ns) >= 2:
+            fixed, per_ws = _fit(ns, [series[n]["wall_s"] for n in ns])
+            projected = fixed + per_ws * PROJECT_N
+            out[f"pool_{name}_fit"] = {"fixed_s": round(fixed, 2), "per_workspace_s": round(per_ws, 4)}
+            out[f"pool_projected_{name}_s_at_1000"] = round(projected, 1)
+            out[f"pool_projected_{name}_fits_15_min_schedule"] = projected < SCHEDULE_S
+    return out
+
+
 def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Ratios against N=10 (or the smallest N above 1) and the N=1,000 projection."""
     ours = [r for r in records if r.get("side", "ours") == "ours"]
+    if not ours:
+        return {"summary": True, **summarise_pool(records)}
     idle = {r["n"]: r for r in ours if r["mode"] == "idle_quick" and r["exit"] == 0}
     full = {r["n"]: r for r in ours if r["mode"] == "full" and r["exit"] == 0}
     base_idle = {
@@ -263,15 +372,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=None, help="SOURCES__OUTREACH__BATCH_SIZE")
     parser.add_argument("--workdir", type=Path, default=None, help="keep warehouses here (default: a temp dir)")
     parser.add_argument("--baseline-tree", type=Path, default=None, help="a checkout of another version, measured too")
+    parser.add_argument("--pool-workers", type=int, default=0, help="the PostgreSQL run on a work pool of K workers")
     args = parser.parse_args(argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="scale_out-"))
     records: list[dict[str, Any]] = []
+    if args.pool_workers:
+        return main_pool(args.n, workdir, args.pool_workers)
     for n in args.n:
         records += measure(
             n, workdir, workers=args.workers, batch_size=args.batch_size, baseline_tree=args.baseline_tree
         )
     summary = summarise(records)
     print(json.dumps(summary), flush=True)
+    failed = [r for r in records if r["exit"] != 0 or not r.get("warehouse", {}).get("ok")]
+    return 1 if failed else 0
+
+
+def main_pool(ns: Sequence[int], workdir: Path, k: int) -> int:
+    from bench.work_pool import work_pool
+    from devtools.pgserver import PostgresServer
+
+    records: list[dict[str, Any]] = []
+    pg = PostgresServer().start()
+    try:
+        with work_pool(workdir) as pool:
+            for n in ns:
+                records += measure_pool(n, workdir, pool, pg, k)
+    finally:
+        pg.stop()
+    print(json.dumps(summarise(records)), flush=True)
     failed = [r for r in records if r["exit"] != 0 or not r.get("warehouse", {}).get("ok")]
     return 1 if failed else 0
 
