@@ -205,8 +205,11 @@ def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, cloc
 
 
 def _settings(
-    duckdb_path: str | None, base_url: str | None, rate_limit_per_minute: int | None,
-    reply_body_cap: int | None, pipelines_dir: str | None,
+    duckdb_path: str | None,
+    base_url: str | None,
+    rate_limit_per_minute: int | None,
+    reply_body_cap: int | None,
+    pipelines_dir: str | None,
 ) -> OutreachSettings:
     """The flow run's settings, resolved once: its parameters over dlt config over defaults."""
     return stages.settings(
@@ -359,7 +362,7 @@ def _handed_out(
     batches_of_refs = batches.split(refs, batches.batch_size_for(len(refs), batch_size, max_parallel))
     runs = batches.start_batches(deployment_name, batches_of_refs, params)
     logger.info("%d workspace(s) handed out as %d run(s) of %s", len(refs), len(runs), deployment_name)
-    results = []
+    results: list[WorkspaceResult] = []
     for outcome in batches.wait_for(runs, batches_of_refs):
         error = "" if outcome.ok else f"{outcome.flow_run_name}: {outcome.message}"
         results.extend(WorkspaceResult(key_ref=ref, ok=outcome.ok, error=error) for ref in outcome.refs)

@@ -55,7 +55,9 @@ def run_block(tag: str, api_url: str, cwd: Path, env: dict[str, str], *, extra: 
 
 
 def cli(args: list[str], env: dict[str, str], cwd: Path) -> str:
-    done = subprocess.run([str(BIN / "prefect"), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120)
+    done = subprocess.run(
+        [str(BIN / "prefect"), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
     assert done.returncode == 0, f"prefect {' '.join(args)} failed:\n{(done.stdout + done.stderr)[-3000:]}"
     return done.stdout
 
@@ -205,6 +207,10 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     cli(["flow-run", "ls"], listing_env, tmp_path)
     assert "outreach-pool" in cli(["work-pool", "ls"], listing_env, tmp_path)
 
+    # Only the run started below: no scheduled quick run (every 15 min) in between.
+    for name in ("sync-all/quick", "sync-all/full"):
+        cli(["deployment", "schedule", "clear", name, "--accept-yes"], listing_env, tmp_path)
+
     # Two workers, each in its own checkout at another path, one PostgreSQL warehouse.
     sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=N_WORKSPACES)
     keys = admin_keys(sandbox)
@@ -215,8 +221,10 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     worker_env = {**cli_env, "PREFECT_WORKER_QUERY_SECONDS": "2"}
     logs = [tmp_path / f"worker-{m}.log" for m in "ab"]
     workers = [
-        _start_worker(prefect_harness, dlt_credentials(pg_dsn), checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log)
-        for checkout, log in zip(checkouts, logs)
+        _start_worker(
+            prefect_harness, dlt_credentials(pg_dsn), checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log
+        )
+        for checkout, log in zip(checkouts, logs, strict=True)
     ]
     try:
         run_block("run", prefect_harness, tmp_path, cli_env)
@@ -242,9 +250,9 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     assert not leaked, f"a flow run process printed nanobind leak lines: {leaked[:3]}"
 
     # Every workspace synced once (one run record each), the warehouse equals the API, models built once.
-    records = query(pg_dsn, "select workspace_id, count(*), min(outcome) from outreach.sync_runs group by 1")
+    records = query(pg_dsn, "select workspace_id, count(*), min(outcome), min(mode) from outreach.sync_runs group by 1")
     truths = [api_truth(sandbox.base_url, k) for k in keys]
-    assert sorted(records) == sorted((t["workspace_id"], 1, "ok") for t in truths)
+    assert sorted(records) == sorted((t["workspace_id"], 1, "ok", "full") for t in truths)
     for truth in truths:
         assert_warehouse_equals_api(pg_dsn, truth)
     assert_no_duplicates(pg_dsn)
