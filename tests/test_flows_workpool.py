@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
+from doc_blocks import doc_block
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "flows" / "README.md"
@@ -31,9 +32,7 @@ PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox")
 
 def readme_block(tag: str) -> str:
     """The shell block that follows ``<!-- tested: tag -->`` in flows/README.md."""
-    match = re.search(rf"<!-- tested: {re.escape(tag)} -->\s*```sh\n(.*?)```", README.read_text(), re.DOTALL)
-    assert match, f"flows/README.md has no shell block marked <!-- tested: {tag} -->"
-    return match.group(1)
+    return doc_block("flows/README.md", tag)
 
 
 def run_block(tag: str, api_url: str, cwd: Path, env: dict[str, str], *, extra: str = "", timeout: float = 180) -> str:
