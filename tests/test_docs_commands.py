@@ -81,7 +81,10 @@ _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 def _markdown_files() -> list[Path]:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     return [ROOT / name for name in listed if (ROOT / name).is_file()]
 
@@ -118,7 +121,10 @@ def test_every_relative_link_in_the_markdown_points_at_a_file_in_the_repository(
 def test_nothing_in_the_repository_points_outside_it_at_shared() -> None:
     """The design and the API's description live in docs/; a clone has no ../shared/."""
     listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True,
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
         check=True,
     ).stdout.split()
     hits = []
@@ -197,7 +203,10 @@ def test_readme_real_service_block_syncs_builds_documents_queries_and_reports(sa
 
     data = tmp_path / "data"
     campaigns = _api_total(sandbox, key["key"], "/campaigns")
-    assert _rows(data / "outreach.duckdb", "select count(*) from outreach.outreach.campaigns where _dlt_valid_to is null") == campaigns
+    assert (
+        _rows(data / "outreach.duckdb", "select count(*) from outreach.outreach.campaigns where _dlt_valid_to is null")
+        == campaigns
+    )
     # `outreach models` published the BI file the query reads; the query printed one row per campaign.
     assert _rows(data / "outreach_bi.duckdb", "select count(*) from reporting.campaign_performance") == campaigns
     with duckdb.connect(str(data / "outreach_bi.duckdb"), read_only=True) as con:
@@ -227,8 +236,11 @@ def test_pipelines_readme_dlt_files_block_then_dlt_pipeline_info_finds_the_pipel
     assert names == [f"outreach_{key['workspace_id'].replace('-', '_')}"], output[-3000:]
     assert _rows(tmp_path / "data" / "outreach.duckdb", "select count(*) from outreach.outreach.workspaces") == 1
 
-    info = _run(as_run_here(doc_block("pipelines/README.md", "dlt-info"), BIN, {"outreach_<workspace_id>": names[0]}),
-                tmp_path, env)
+    info = _run(
+        as_run_here(doc_block("pipelines/README.md", "dlt-info"), BIN, {"outreach_<workspace_id>": names[0]}),
+        tmp_path,
+        env,
+    )
     assert f"Found pipeline {names[0]} in {tmp_path / 'home' / 'dlt' / 'pipelines'}" in info, info
     assert "dataset_name: outreach" in info and "Resources in schema: outreach" in info, info
     assert names[0] in info.partition(f"found in {tmp_path / 'home' / 'dlt' / 'pipelines'}")[2]  # --list-pipelines

@@ -11,7 +11,6 @@ directory, put first on ``PYTHONPATH`` as that checkout's own editable install w
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -25,7 +24,6 @@ import pytest
 from doc_blocks import doc_block
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "flows" / "README.md"
 BIN = Path(sys.executable).parent
 PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox")
 
