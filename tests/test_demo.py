@@ -127,7 +127,7 @@ def test_the_readme_command_finds_the_demo_pipelines(demo_run: DemoRun) -> None:
     assert done.returncode == 0, f"{script}\n{output[-3000:]}"
     listing, _, info = output.partition("Found pipeline")
     assert all(name in listing for name in names), output
-    assert f" {names[0]} in {demo_run.cwd / 'data' / '.outreach_demo_dlt'}" in info, output
+    assert f" {names[0]} in data/.outreach_demo_dlt\n" in info, output  # the demo's directory, as given
     assert "dataset_name: outreach" in info, output
 
 

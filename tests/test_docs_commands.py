@@ -201,6 +201,13 @@ def test_readme_real_service_block_syncs_builds_documents_queries_and_reports(sa
     )
     output = _run(script, tmp_path, _user_env(tmp_path / "home"))
 
+    # `outreach check`: the settings' origins, the key's workspace, the warehouse; the key masked
+    assert "env SOURCES__OUTREACH__API_KEY" in output and "all checks passed" in output, output[-4000:]
+    assert f"workspace '{key['workspace_name']}'" in output, output[-4000:]
+    assert f"dlt's default ({tmp_path / 'home' / 'dlt' / 'pipelines'})" in output  # the dlt home in use
+    # `outreach status` after the sync: the workspace's full run, ok
+    status = output.partition("outreach status:")[2]
+    assert key["workspace_name"] in status and " full " in status and " ok " in status, output[-4000:]
     data = tmp_path / "data"
     campaigns = _api_total(sandbox, key["key"], "/campaigns")
     assert (
