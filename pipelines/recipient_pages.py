@@ -170,11 +170,11 @@ class PageGuide:
             return self._next_unread()
         if self._have == self._need:
             return None
-        number = self._next_candidate()
-        if number is None:
+        candidate = self._next_candidate()
+        if candidate is None:
             self._read_whole("stats did not add up after the likely pages")
             return self._next_unread()
-        return number
+        return candidate
 
     def _next_unread(self) -> int | None:
         limit = self.last_page if self.last_page is not None else 1
