@@ -178,7 +178,8 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
-    from pipelines.diagnose import DEFAULT_STORAGE_VERSION, configured_path, storage_note, warehouse_problem
+    from pipelines.diagnose import configured_path, storage_note, warehouse_problem
+    from pipelines.settings import DEFAULT_STORAGE_VERSION
 
     path = configured_path(duckdb_path)
     if path is None:

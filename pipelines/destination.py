@@ -29,8 +29,8 @@ class Warehouse:
 
     destination: str
     duckdb_path: Path | None = None
-    storage_version: str = "v1.0.0"
-    memory_limit: str = "64MB"
+    storage_version: str = S.DEFAULT_STORAGE_VERSION
+    memory_limit: str = S.DEFAULT_MEMORY_LIMIT
 
     @property
     def is_duckdb(self) -> bool:
