@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from models.errors import ConfigError
 from pipelines import settings as S
 from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the models' name for it
+
+if TYPE_CHECKING:
+    from pipelines.destination import Warehouse
 
 DEFAULT_DUCKDB_PATH = Path(S.DEFAULT_DUCKDB_PATH)
 DESTINATIONS = ("duckdb", "postgres")  # the destinations dbt builds on (adapters installed)
@@ -98,23 +102,19 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
             f"unknown destination {chosen!r}: set SOURCES__OUTREACH__DESTINATION to duckdb or postgres"
         )
     if chosen == "postgres":
-        return WarehouseTarget(destination="postgres", postgres=postgres_target())
+        return WarehouseTarget(destination="postgres", postgres=postgres_target(warehouse))
     return WarehouseTarget(destination="duckdb", duckdb_path=warehouse.duckdb_path)
 
 
-def postgres_target() -> PostgresTarget:
-    """dlt's own PostgreSQL credentials (`DESTINATION__POSTGRES__CREDENTIALS` or .dlt/secrets.toml)."""
-    from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.exceptions import ConfigurationException
-    from dlt.destinations.impl.postgres.configuration import PostgresCredentials
+def postgres_target(warehouse: Warehouse) -> PostgresTarget:
+    """dlt's own PostgreSQL credentials (`DESTINATION__POSTGRES__CREDENTIALS` or .dlt/secrets.toml), as the sync
+    reads them."""
+    from pipelines.errors import ConfigError as SettingsError
 
     try:
-        creds = resolve_configuration(PostgresCredentials(), sections=("destination", "postgres", "credentials"))
-    except ConfigurationException as exc:
-        raise ConfigError(
-            "no PostgreSQL credentials: set DESTINATION__POSTGRES__CREDENTIALS=postgresql://user:password@host:5432/db "
-            "or [destination.postgres] credentials in .dlt/secrets.toml"
-        ) from exc
+        creds = warehouse.postgres_credentials()
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
     return PostgresTarget(
         host=str(creds.host),
         port=int(creds.port or 5432),
