@@ -70,7 +70,7 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
             continue
         try:
             value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:  # an unreadable file is itself the answer
+        except Exception as exc:  # noqa: BLE001 - any provider failure is the answer: unreadable, with its type
             return None, f"{provider.name}: unreadable ({type(exc).__name__})"
         if value is not None:
             if provider.name == "Environment Variables":

@@ -252,7 +252,7 @@ def _setting(name: str) -> object:
 
     try:
         return dlt.config.get(f"sources.outreach.{name}")
-    except Exception:  # a malformed config file: the sync's own resolution reports it
+    except Exception:  # noqa: BLE001 - a malformed config file: the sync's own resolution reports it
         return None
 
 
@@ -263,7 +263,7 @@ def warehouse_path_of(pipeline: object) -> Path | None:
             return None
         credentials = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
         database = getattr(credentials, "database", None)
-    except Exception:  # only used to explain another error: never mask it
+    except Exception:  # noqa: BLE001 - only used to explain another error: never mask it
         return None
     return Path(database) if isinstance(database, str) and database else None
 

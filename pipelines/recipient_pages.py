@@ -65,7 +65,7 @@ def _int(value: Any) -> int:
 
 
 def _add(a: Vector, b: Vector, sign: int = 1) -> Vector:
-    return tuple(x + sign * y for x, y in zip(a, b))
+    return tuple(x + sign * y for x, y in zip(a, b, strict=True))
 
 
 @dataclass(frozen=True)
