@@ -191,7 +191,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         res = speed["result"]
         out += [
             "",
-            f"## Local speed: recipients through dlt extract, normalize, load into DuckDB, merge on id ({speed['date']})",
+            "## Local speed: recipients through dlt extract, normalize, load into DuckDB, merge on id "
+            f"({speed['date']})",
             "",
             f"Fastest path keeping every row exactly once: `{res.get('fastest')}`, "
             f"{_x(res.get('speedup_vs_default'))} dlt's default path in rows/s. Extract includes building the rows.",

@@ -101,7 +101,10 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
             "choose another --duckdb path (or SOURCES__OUTREACH__DUCKDB_PATH)"
         )
     if path.is_dir():
-        return f"warehouse {path} is a directory, not a DuckDB file: give --duckdb a file path such as {path}/outreach.duckdb"
+        return (
+            f"warehouse {path} is a directory, not a DuckDB file: give --duckdb a file path such as "
+            f"{path}/outreach.duckdb"
+        )
     problem = _probe_directory(parent, path)
     if problem:
         return problem
@@ -306,8 +309,12 @@ def _unwritable(where: Path, path: Path, exc: OSError) -> str:
             "access, or point --duckdb at a writable directory"
         )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"warehouse {path}: no space left on device in {where}: free space on that disk, or point --duckdb elsewhere"
-    return f"warehouse {path}: cannot write in {where} ({errno.errorcode.get(exc.errno or 0, 'error')}): fix the path or its permissions"
+        return (
+            f"warehouse {path}: no space left on device in {where}: free space on that disk, or point --duckdb "
+            "elsewhere"
+        )
+    code = errno.errorcode.get(exc.errno or 0, "error")
+    return f"warehouse {path}: cannot write in {where} ({code}): fix the path or its permissions"
 
 
 def _file_problem(path: Path) -> str | None:

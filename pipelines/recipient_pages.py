@@ -41,8 +41,8 @@ _STATUS_COUNTERS = {"replied": 4, "bounced": 5, "unsubscribed": 6, "pending": 7}
 
 def row_vector(item: Mapping[str, Any]) -> Vector:
     """What one API recipient adds to each counter."""
-    v = [1, _int(item.get("current_step")), int(item.get("opened_at") is not None), int(item.get("clicked_at") is not None),
-         0, 0, 0, 0]  # fmt: skip
+    v = [1, _int(item.get("current_step")), int(item.get("opened_at") is not None),
+         int(item.get("clicked_at") is not None), 0, 0, 0, 0]  # fmt: skip
     slot = _STATUS_COUNTERS.get(str(item.get("status")))
     if slot is not None:
         v[slot] = 1
