@@ -1,4 +1,4 @@
-"""The `outreach` command line (the contract in shared/DESIGN.md).
+"""The `outreach` command line (the contract in docs/DESIGN.md).
 
 Each command is a thin wrapper: it parses options and calls one function of the
 layer that does the work, importing it lazily so `outreach --help` stays fast.

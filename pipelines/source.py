@@ -1,7 +1,7 @@
 """The dlt source of one batch of workspaces of the Outreach Campaign Service API.
 
-API: see shared/api-spec.md (GET /account, /campaigns, /campaigns/{id}/leads, /campaigns/{id}/stats,
-/replies, /replies/{id}, /email-accounts, /hooks/events).
+What it reads (docs/CATALOG.md): GET /account, /campaigns, /campaigns/{id}/leads, /campaigns/{id}/stats,
+/replies, /replies/{id}, /email-accounts, /hooks/events.
 
 What each workspace reads is decided before extraction (`pipelines.plan`); the resources here fetch
 what streams (recipient pages, replies, reply bodies) and shape every row. Each resource carries the
