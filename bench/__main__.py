@@ -74,7 +74,8 @@ def _human(rec: dict[str, Any]) -> str:
         return "-" if v is None else f"{v:.2f}x"
 
     return (
-        f"[{rec['scenario']}/{rec['scale']}] requests ours {rec['ours_requests']} (+{rec['ours_body_requests']} bodies) "
+        f"[{rec['scenario']}/{rec['scale']}] requests ours {rec['ours_requests']} "
+        f"(+{rec['ours_body_requests']} bodies) "
         f"baseline {rec['baseline_requests']} bound {rec['bound_requests']} | baseline/ours "
         f"{x(rec['requests_ratio_baseline_to_ours'])}, ours/bound {x(rec['ours_to_bound_requests'])} | wall ours "
         f"{rec['ours_wall_s']} s baseline {rec['baseline_wall_s']} s bound {rec['bound_wall_s']} s | 429s ours "

@@ -68,7 +68,7 @@ def measure(recipients: int, repeats: int, workdir: Path) -> list[dict[str, Any]
             seconds, size = _publish(warehouse, version)
             samples[version]["bi_s"].append(seconds)
             samples[version]["bi_mb"].append(size / 2**20)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"format": v, "recipients": recipients, **{k: round(statistics.median(xs), 3) for k, xs in s.items()}}
         for v, s in samples.items()
     ]

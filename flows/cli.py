@@ -7,7 +7,7 @@ layer that does the work, importing it lazily so `outreach --help` stays fast.
 from __future__ import annotations
 
 import contextlib
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -26,12 +26,12 @@ hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_i
 app.add_typer(hooks_app, name="hooks")
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     quick = "quick"
     full = "full"
 
 
-class Scale(str, Enum):
+class Scale(StrEnum):
     tiny = "tiny"
     small = "small"
     medium = "medium"
@@ -70,7 +70,7 @@ def sandbox(
     )
 
 
-class Destination(str, Enum):
+class Destination(StrEnum):
     duckdb = "duckdb"
     postgres = "postgres"
 

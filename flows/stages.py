@@ -13,6 +13,7 @@ from typing import Any
 
 from pipelines.config import OutreachSettings, resolve_settings
 from pipelines.destination import Warehouse, warehouse_target
+from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the flows' name for it
 
 
 def settings(**explicit: Any) -> OutreachSettings:
@@ -37,12 +38,6 @@ def spool_path(spool_dir: str | Path | None) -> str | None:
         return str(Path(spool_dir).expanduser().resolve())
     found = resolve_settings().spool_path()
     return str(found) if found else None
-
-
-def bi_path_for(duckdb_path: str | Path) -> Path:
-    """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN contract)."""
-    path = Path(duckdb_path)
-    return path.with_name(f"{path.stem}_bi.duckdb")
 
 
 def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:

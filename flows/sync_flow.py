@@ -12,9 +12,10 @@ inside the extract task, so they never appear in a parameter, a log line, a stat
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -124,6 +125,11 @@ def extract_task(key_ref: str, mode: Mode, settings: OutreachSettings) -> Any:
         raise _with_ref(exc, key_ref) from exc
 
 
+def _quoted(settings: OutreachSettings) -> OutreachSettings:
+    """The settings in Prefect's `quote` (not walked for futures); the task receives them unwrapped, hence the type."""
+    return cast(OutreachSettings, quote(settings))
+
+
 def _writer(settings: OutreachSettings, what: str, *, shared: bool = False) -> Any:
     """The warehouse lock of a writing task (shared: a load, which may run beside other loads on a server)."""
     return warehouse_writer(stages.warehouse(settings), what=what, shared=shared, timeout_s=settings.lock_timeout_s)
@@ -187,12 +193,12 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, 
     """Build, test, publish and draw the dashboard; returns the build report and the dashboard's line."""
     build_clock = StageClock()
     with build_clock.stage("build"):
-        report = build_models_task(quote(settings))
+        report = build_models_task(_quoted(settings))
     tests_s = stages.data_test_seconds(report)
     clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
     clock.add("data tests", tests_s)
     with clock.stage("publish BI"):
-        bi_path = publish_bi_task(quote(settings))
+        bi_path = publish_bi_task(_quoted(settings))
     with clock.stage("dashboard"):
         dashboard = write_dashboard_task(bi_path)
     return report, dashboard
@@ -200,9 +206,9 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, 
 
 def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
     with clock.stage("extract+normalize"):
-        extracted = extract_task(key_ref, mode, quote(settings))
+        extracted = extract_task(key_ref, mode, _quoted(settings))
     with clock.stage("load"), handoff.handed_over(extracted) as token:
-        return load_task(token, quote(settings), key_ref)
+        return load_task(token, _quoted(settings), key_ref)
 
 
 def _settings(
@@ -283,7 +289,8 @@ def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
     persisted, and a state the engine re-reads from the API (after a slow server) has no data.
     """
     try:
-        return sync_workspace(key_ref=key_ref, build_models=False, **params)
+        result: WorkspaceResult = sync_workspace(key_ref=key_ref, build_models=False, **params)
+        return result
     except Exception as exc:  # noqa: BLE001 - we report every failure, then fail the parent
         return WorkspaceResult(key_ref=key_ref, ok=False, error=str(exc) or type(exc).__name__)
 
@@ -333,11 +340,12 @@ def sync_all(
     with exclusive_sync_run():
         if spool:
             with clock.stage("load spool"):
-                events_loaded = load_spool_task(spool, quote(settings))
+                events_loaded = load_spool_task(spool, _quoted(settings))
         with clock.stage("workspaces (concurrent)"):
             with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
                 futures = [
-                    pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs
+                    pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params))
+                    for ref in refs
                 ]
                 results = [future.result() for future in futures]
         build_report, build_error, dashboard = None, "", ""

@@ -73,7 +73,7 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
             continue
         try:
             value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:  # an unreadable file is itself the answer
+        except Exception as exc:  # noqa: BLE001 - any provider failure is the answer: unreadable, with its type
             return None, f"{provider.name}: unreadable ({type(exc).__name__})"
         if value is not None:
             if provider.name == "Environment Variables":
@@ -181,7 +181,8 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
-    from pipelines.diagnose import DEFAULT_STORAGE_VERSION, configured_path, storage_note, warehouse_problem
+    from pipelines.diagnose import configured_path, storage_note, warehouse_problem
+    from pipelines.settings import DEFAULT_STORAGE_VERSION
 
     path = configured_path(duckdb_path)
     if path is None:

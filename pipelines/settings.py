@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -9,8 +10,12 @@ if TYPE_CHECKING:
 
 SOURCE_NAME = "outreach"
 DATASET_NAME = "outreach"
+# The defaults every layer uses (pipelines, models, flows, dashboard, receiver import them from here, a module
+# without dependencies; the settings object, pipelines/config.py, takes its defaults from them)
 DEFAULT_DUCKDB_PATH = "data/outreach.duckdb"
 DEFAULT_SPOOL_DIR = "data/spool"
+DEFAULT_STORAGE_VERSION = "v1.0.0"  # DuckDB storage format of a warehouse (and BI file) we create
+DEFAULT_MEMORY_LIMIT = "64MB"
 PIPELINE_PREFIX = "outreach_"
 EVENTS_PIPELINE_NAME = "outreach_events"
 
@@ -162,3 +167,9 @@ TABLES = (
     "email_accounts",
     "webhook_event_types",
 )
+
+
+def bi_path_for(duckdb_path: str | Path) -> Path:
+    """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN.md contract)."""
+    path = Path(duckdb_path)
+    return path.with_name(f"{path.stem}_bi.duckdb")

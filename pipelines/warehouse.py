@@ -133,7 +133,7 @@ class WarehouseReader:
                 sql = _STORED_PAGES_SQL.format(per_page=int(per_page), table=recipients, ids=marks)
                 with client.execute_query(sql, *campaign_ids) as cursor:
                     columns = [c[0] for c in cursor.description]
-                    rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
+                    rows = [dict(zip(columns, r, strict=True)) for r in cursor.fetchall()]
                 statuses = dict(
                     client.execute_sql(
                         f"select campaign_id, campaign_status from {stats} where deleted_at is null "
