@@ -123,7 +123,8 @@ def test_status_shows_the_last_builds_source_freshness_per_source(make_sandbox: 
     before = _status("--duckdb", str(db), "--json", cwd=tmp_path)
     assert before.returncode == 0, before.stderr
     assert json.loads(before.stdout)["source_freshness"] is None
-    assert "source freshness: not checked yet (run `outreach models`)" in _status("--duckdb", str(db), cwd=tmp_path).stdout
+    table = _status("--duckdb", str(db), cwd=tmp_path).stdout
+    assert "source freshness: not checked yet (run `outreach models`)" in table
 
     fresh = check_freshness(resolve_target(db))
     assert not fresh.error and {s.status for s in fresh.sources} == {"pass"}, fresh.to_dict()
