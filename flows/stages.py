@@ -152,6 +152,22 @@ def build_models(duckdb_path: str) -> Any:
     return build(duckdb_path=duckdb_path, publish=False)
 
 
+def write_dashboard(bi_path: str) -> str:
+    """The HTML dashboard (`outreach report`) beside the BI file just published, as a markdown line.
+
+    A dashboard that cannot be drawn is reported in the line, not raised: the data it would show
+    is loaded, tested and published already.
+    """
+    from dashboard import ReportError, report_path_for, write_report
+
+    try:
+        path = write_report(Path(bi_path), report_path_for(bi_path))
+    except ReportError as exc:
+        return f"not written: {exc}"
+    size_mb = path.stat().st_size / 2**20
+    return f"[{path.name}]({path.resolve().as_uri()}) ({size_mb:.1f} MB), on the worker at `{path.resolve()}`"
+
+
 def data_test_seconds(build_report: Any) -> float:
     """Seconds the data tests took inside a build (summed over dbt's threads, at most the build's time)."""
     tests = float(sum(t.seconds for t in getattr(build_report, "tests", [])))

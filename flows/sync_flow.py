@@ -154,6 +154,12 @@ def publish_bi_task(settings: OutreachSettings) -> str:
         return str(stages.publish_bi(stages.warehouse(settings).label))
 
 
+@task(name="write-dashboard", **_NO_RESULTS)
+def write_dashboard_task(bi_path: str) -> str:
+    """Write the HTML dashboard from the BI file just published; returns the artifact's line about it."""
+    return stages.write_dashboard(bi_path)
+
+
 @task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
 def load_spool_task(spool_dir: str, settings: OutreachSettings) -> int:
     """Load the webhook events waiting in the spool before the API is read."""
@@ -177,8 +183,8 @@ def sync_markdown(
     return stages.sync_report_markdown(mode, reports, destination, seconds, events_loaded)
 
 
-def _models_stages(settings: OutreachSettings, clock: StageClock) -> Any:
-    """Build, test and publish; returns the build report (with data-test results)."""
+def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, str]:
+    """Build, test, publish and draw the dashboard; returns the build report and the dashboard's line."""
     build_clock = StageClock()
     with build_clock.stage("build"):
         report = build_models_task(quote(settings))
@@ -186,8 +192,10 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> Any:
     clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
     clock.add("data tests", tests_s)
     with clock.stage("publish BI"):
-        publish_bi_task(quote(settings))
-    return report
+        bi_path = publish_bi_task(quote(settings))
+    with clock.stage("dashboard"):
+        dashboard = write_dashboard_task(bi_path)
+    return report, dashboard
 
 
 def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
@@ -239,10 +247,10 @@ def sync_workspace(
     clock = StageClock()
     report = _extract_and_load(key_ref, mode, settings, clock)
     result = WorkspaceResult(key_ref=key_ref, ok=True, sync_report=report, stages=clock.seconds)
-    build_report = None
+    build_report, dashboard = None, ""
     if build_models:
         run_clock = StageClock()
-        build_report = _models_stages(settings, run_clock)
+        build_report, dashboard = _models_stages(settings, run_clock)
         result.stages = {**clock.seconds, **run_clock.seconds}
     markdown = render_run_markdown(
         title=f"outreach sync of {key_ref}",
@@ -251,6 +259,7 @@ def sync_workspace(
         run_stages={k: v for k, v in result.stages.items() if k not in clock.seconds},
         sync_markdown=sync_markdown(mode, [result], destination, sum(clock.seconds.values())),
         build_report=build_report,
+        dashboard=dashboard,
     )
     publish_report_task(markdown, None, f"{mode} sync of {key_ref}")
     logger.info("workspace %s loaded in %.1f s", key_ref, sum(clock.seconds.values()))
@@ -331,10 +340,10 @@ def sync_all(
                     pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs
                 ]
                 results = [future.result() for future in futures]
-        build_report, build_error = None, ""
+        build_report, build_error, dashboard = None, "", ""
         if any(r.ok for r in results):
             try:
-                build_report = _models_stages(settings, clock)
+                build_report, dashboard = _models_stages(settings, clock)
             except Exception as exc:  # noqa: BLE001 - reported in the artifact, then re-raised below
                 build_error = str(exc) or type(exc).__name__
     markdown = render_run_markdown(
@@ -347,6 +356,7 @@ def sync_all(
         ),
         build_report=build_report,
         build_error=build_error,
+        dashboard=dashboard,
     )
     publish_report_task(markdown, f"outreach-sync-{mode}", f"{mode} sync of {len(refs)} workspace(s)")
     failed = [r for r in results if not r.ok]
