@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -190,12 +190,22 @@ def status(
         found = read_status(target, runs=runs)
     except OutreachError as exc:
         _fail(str(exc))
+    found.source_freshness = _last_freshness(target.duckdb_path, target.destination)
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))
         return
     from rich.console import Console
 
     Console().print(render(found))
+
+
+def _last_freshness(duckdb: Optional[Path], destination: str) -> Optional[dict[str, Any]]:
+    """The last model build's `dbt source freshness` outcome for this warehouse (models.freshness), as JSON."""
+    from models.freshness import read_freshness
+    from models.settings import WarehouseTarget
+
+    report = read_freshness(WarehouseTarget(destination=destination, duckdb_path=duckdb))
+    return None if report is None else report.to_dict()
 
 
 @app.command()

@@ -86,6 +86,13 @@ _COLUMNS_FACTORY: dict[str, Any] = {
         "synced_at": _ts(),
         "observed_at": _ts(),  # the service's clock when the account was read
     },
+    # GET /account's versions (scd2): the credit balance, plan, name and counts, without the run's clocks
+    # (synced_at, observed_at would make every run a change); `workspaces` keeps the current row
+    "workspace_history": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(merge_key=True),
+        "created_at": _ts(),
+    },
     "campaigns": lambda: {
         "id": _text(nullable=False),
         "workspace_id": _text(merge_key=True),
@@ -158,6 +165,7 @@ SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variant
 
 TABLES = (
     "workspaces",
+    "workspace_history",
     "campaigns",
     "campaign_recipients",
     "campaign_stats",
