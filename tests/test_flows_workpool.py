@@ -14,7 +14,6 @@ own editable install would be, with its own ``.dlt/`` naming the sandbox and the
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -25,20 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_blocks import doc_block
 from test_sync_postgres import dlt_credentials
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "flows" / "README.md"
 BIN = Path(sys.executable).parent
-PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox")
+PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox", "dashboard")
 
 
 def readme_block(tag: str) -> str:
     """The shell block that follows ``<!-- tested: tag -->`` in flows/README.md."""
-    match = re.search(rf"<!-- tested: {re.escape(tag)} -->\s*```sh\n(.*?)```", README.read_text(), re.DOTALL)
-    assert match, f"flows/README.md has no shell block marked <!-- tested: {tag} -->"
-    return match.group(1)
+    return doc_block("flows/README.md", tag)
 
 
 def run_block(tag: str, api_url: str, cwd: Path, env: dict[str, str], *, extra: str = "", timeout: float = 180) -> str:
