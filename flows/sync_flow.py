@@ -369,7 +369,8 @@ def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> l
     """One ``sync_workspace`` subflow per workspace, in threads of this process."""
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
         futures = [
-            pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params)) for ref in refs
+            pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params))
+            for ref in refs
         ]
         return [future.result() for future in futures]
 
