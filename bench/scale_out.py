@@ -283,6 +283,10 @@ def summarise_pool(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "pool_warehouse_ok": all(r.get("warehouse", {}).get("ok") for r in pool),
     }
     for name, series in (("idle", idle), ("full", full)):
+        top = max(series)
+        # linear in N from the largest N's time per workspace: its fixed cost is charged again per workspace,
+        # so this bounds the fit from above (a loaded machine's noise can make the fit meaningless)
+        out[f"pool_{name}_bound_s_at_1000"] = round(series[top]["s_per_workspace"] * PROJECT_N, 1)
         ns = [n for n in sorted(series) if n > 1] or sorted(series)
         if len(ns) >= 2:
             fixed, per_ws = _fit(ns, [series[n]["wall_s"] for n in ns])
