@@ -18,7 +18,7 @@ import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -42,6 +42,9 @@ from pipelines.errors import (
     OutreachError,
 )
 from pipelines.lock import warehouse_writer
+
+if TYPE_CHECKING:
+    from pipelines.report import SyncReport
 
 Mode = Literal["quick", "full"]
 
@@ -357,7 +360,7 @@ def sync_batch(
     settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
     destination = stages.warehouse(settings).label
     started = time.monotonic()
-    report = sync_workspaces_task(refs, mode, _quoted(settings))
+    report = cast("SyncReport", sync_workspaces_task(refs, mode, _quoted(settings)))
     seconds = time.monotonic() - started
     markdown = stages.sync_report_markdown(mode, list(report.workspaces), destination, seconds, report.events_loaded)
     publish_report_task(markdown, None, f"{mode} sync of a batch of {len(refs)} workspace(s)")
