@@ -397,3 +397,24 @@ def test_dlt_logs_are_routed_to_prefect(monkeypatch: pytest.MonkeyPatch) -> None
     assert prefect_handlers, "prefect.extra has no handlers to copy"
     for name in ("dlt", "pipelines", "models"):
         assert all(h in logging.getLogger(name).handlers for h in prefect_handlers)
+
+
+# --- handing batches of workspaces to a work pool ---------------------------------------------
+
+
+def test_batches_cover_every_workspace_once_in_order() -> None:
+    from flows.batches import batch_size_for, split
+
+    refs = [f"config:{i}" for i in range(10)]
+    assert batch_size_for(10, None, 4) == 3 and batch_size_for(10, 5, 4) == 5 and batch_size_for(1, None, 4) == 1
+    batches = split(refs, batch_size_for(len(refs), None, 4))
+    assert [len(b) for b in batches] == [3, 3, 3, 1]
+    assert [ref for b in batches for ref in b] == refs
+    assert split(refs, 0) == [[ref] for ref in refs]
+
+
+def test_outside_a_deployment_run_sync_all_keeps_the_workspaces_in_its_process() -> None:
+    from flows.batches import hand_out_to
+
+    assert hand_out_to(None) is None
+    assert hand_out_to("sync-batch/batch") is None  # no flow run here: nothing to hand out from
