@@ -32,7 +32,7 @@ GUESS_S = {
     "medium": {"full": 300, "incremental": 500, "idle": 450, "faults": 400, "paced": 1800, "paced_incremental": 900},
     "large": {"full": 2400, "incremental": 3600, "idle": 3400, "faults": 3000, "paced": 12000, "paced_incremental": 6000},
 }
-GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60, "report_scale": 90, "scale_out": 300}
+GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60, "report_scale": 90, "scale_out": 300, "soak": 2400}
 
 
 def _parser() -> argparse.ArgumentParser:

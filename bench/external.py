@@ -22,8 +22,10 @@ SCRIPTS = {
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
     "scale_out": "bench/scale_out.py",  # engine: N = 1, 10, 50, 200 workspaces, full and idle quick, CLI on DuckDB
+    "soak": "bench/soak.py",  # 50 quick syncs under faults, a model build after each, a BI reader throughout
 }
 TIMEOUT_S = 45 * 60
+TIMEOUT_S_BY_NAME = {"soak": 120 * 60}
 
 
 def _json_lines(text: str) -> Optional[Any]:
@@ -54,7 +56,7 @@ def run_external(name: str) -> dict[str, Any]:
         cwd=str(BENCH_DIR.parent),
         capture_output=True,
         text=True,
-        timeout=TIMEOUT_S,
+        timeout=TIMEOUT_S_BY_NAME.get(name, TIMEOUT_S),
         check=False,
     )
     record["wall_s"] = round(time.perf_counter() - started, 1)

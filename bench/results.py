@@ -119,6 +119,62 @@ def _scale_out_section(rec: dict[str, Any]) -> list[str]:
     return out
 
 
+def _soak_section(rec: dict[str, Any]) -> list[str]:
+    """bench/soak.py: the targets with their figures, then one row per round."""
+    lines = rec["result"] if isinstance(rec.get("result"), list) else []
+    rounds = [r for r in lines if "round" in r]
+    s: dict[str, Any] = next((r for r in lines if r.get("summary")), {})
+    targets = s.get("targets") or {}
+    mem = {k: s.get(k) or {} for k in ("sync_rss", "models_rss", "reader_rss")}
+    out = [
+        "",
+        f"## Soak: quick syncs under faults, a model build after each, a BI reader throughout ({rec.get('date')})",
+        "",
+        f"`bench/soak.py`: {s.get('rounds')} rounds, scale {s.get('scale')}, {s.get('workspaces')} workspaces, clock "
+        f"+{s.get('advance_s')} s and {_fmt(100 * float(s.get('fault_rate') or 0), 0)}% of API calls faulted per round "
+        f"(errors, truncated bodies, time-outs), then the warehouse compared with the API, then `outreach models`; "
+        f"a BI reader queried the BI file every {s.get('reader_interval_s')} s throughout. Wall {s.get('wall_s')} s; "
+        f"{'every target met' if s.get('ok') else 'TARGETS MISSED'}.",
+        "",
+        "| target | figure | met |",
+        "|---|---|---|",
+        f"| reader lock errors 0 | {s.get('reader_lock_errors')} lock, {s.get('reader_errors')} in all, over "
+        f"{s.get('reader_queries')} queries and {s.get('reader_opens')} opens "
+        f"| {_fmt(targets.get('reader_errors_0'))} |",
+        f"| reader saw every publish | {s.get('reader_publishes_seen')} files | "
+        f"{_fmt(targets.get('reader_saw_every_publish'))} |",
+        f"| duplicates 0 | {s.get('duplicates')} | {_fmt(targets.get('duplicates_0'))} |",
+        f"| truth failures 0 | {s.get('truth_failures')} ({s.get('truth_tolerated')} quick blind-spot rows tolerated) "
+        f"| {_fmt(targets.get('truth_failures_0'))} |",
+        f"| syncs passed | {len(rounds) - int(s.get('sync_failures') or 0)}/{len(rounds)} ({s.get('faulted')} of "
+        f"{s.get('requests')} requests faulted, {s.get('retries')} retries) | {_fmt(targets.get('syncs_ok'))} |",
+        f"| builds passed | {len(rounds) - int(s.get('model_build_failures') or 0)}/{len(rounds)} | "
+        f"{_fmt(targets.get('builds_ok'))} |",
+    ]
+    for key, what in (("sync_rss", "sync"), ("models_rss", "models"), ("reader_rss", "reader (RSS now)")):
+        m = mem[key]
+        out.append(
+            f"| memory flat: {what} | median peak MB, first {m.get('window')} rounds {m.get('first_median_mb')}, last "
+            f"{m.get('window')} {m.get('last_median_mb')}: {_x(m.get('ratio'))} (max {s.get('memory_ratio_max')}x) | "
+            + (_fmt(targets.get("memory_flat")) if key != "reader_rss" else "not a target")
+            + " |"
+        )
+    out += [
+        "",
+        "| round | sync s | requests | faulted | retries | truth | dup | models s | tests | reader errors "
+        "| sync MB | models MB | reader MB |",
+        "|" + "---|" * 13,
+    ]
+    for r in rounds:
+        out.append(
+            f"| {r['round']} | {r['sync_wall_s']} | {r['requests']} | {r['faulted']} | {r['retries']} "
+            f"| {_fmt(r['truth_ok'])} | {r['duplicates']} | {r['models_wall_s']} | {r.get('models_tests') or '-'} "
+            f"| {r['reader']['errors']} | {_fmt(r.get('sync_peak_rss_mb'), 0)} "
+            f"| {_fmt(r.get('models_peak_rss_mb'), 0)} | {_fmt(r.get('reader_rss_mb'), 0)} |"
+        )
+    return out
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     """RESULTS.md: measured figures only (a scenario not run has no row)."""
     m = data.get("machine") or {}
@@ -174,9 +230,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             + " |"
         )
     errors = [
-        f"- {r['scenario']}/{r['scale']}: " + "; ".join(
-            f"{side}: {r[side + '_error']}" for side in ("ours", "baseline") if r.get(side + "_error")
-        )
+        f"- {r['scenario']}/{r['scale']}: "
+        + "; ".join(f"{side}: {r[side + '_error']}" for side in ("ours", "baseline") if r.get(side + "_error"))
         for r in (data.get("scenarios") or {}).values()
         if r.get("ours_error") or r.get("baseline_error")
     ]
@@ -186,6 +241,9 @@ def render_markdown(data: dict[str, Any]) -> str:
     scale = other.pop("scale_out/-", None)
     if scale and isinstance(scale.get("result"), list):
         out += _scale_out_section(scale)
+    soak = other.pop("soak/-", None)
+    if soak and isinstance(soak.get("result"), list):
+        out += _soak_section(soak)
     speed = other.pop("local_speed/-", None)
     if speed and speed.get("result"):
         res = speed["result"]

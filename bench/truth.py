@@ -30,6 +30,8 @@ STATS_TOTALS = (
     "replied", "bounced", "unsubscribed", "pending", "failed",
 )  # fmt: skip
 
+WAREHOUSE_ALIAS = "wh"
+
 # A field is (warehouse column, kind); kind is "plain", "ts" (compare as epoch ms) or "date".
 Field = tuple[str, str]
 ApiRows = Callable[[Snapshot], Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]]
@@ -220,7 +222,8 @@ def _warehouse_rows(
     cols = {
         r[0]
         for r in con.execute(
-            "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
+            "select column_name from information_schema.columns where table_catalog = current_database() "
+            "and table_schema = ? and table_name = ?",
             [dataset, spec.table],
         ).fetchall()
     }
@@ -304,6 +307,16 @@ def check_table(
     return check
 
 
+def connect_warehouse(duckdb_path: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse read-only under an alias: in a file named `outreach.duckdb` the catalog and the schema are
+    both `outreach`, so `outreach.<table>` would be ambiguous."""
+    con = duckdb.connect()
+    quoted = str(duckdb_path).replace("'", "''")
+    con.execute(f"attach '{quoted}' as {WAREHOUSE_ALIAS} (read_only)")
+    con.execute(f"use {WAREHOUSE_ALIAS}")
+    return con
+
+
 def check_warehouse(
     duckdb_path: Path,
     snap: Snapshot,
@@ -315,7 +328,7 @@ def check_warehouse(
     tolerate_campaigns: frozenset[str] = frozenset(),
 ) -> TruthReport:
     """Compare every table of `specs` in `duckdb_path` with the snapshot."""
-    con = duckdb.connect(str(duckdb_path), read_only=True)
+    con = connect_warehouse(duckdb_path)
     try:
         return TruthReport(
             [
