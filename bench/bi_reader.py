@@ -4,7 +4,9 @@
 
 Like a BI tool (Metabase, Superset, the duckdb CLI) it keeps a read-only connection open and queries
 the reporting tables through it every `interval` seconds; when the publish has replaced the file (its
-inode changed) it opens a new connection, as a tool's next session would, and so reads every publish.
+inode or modification time changed) it opens a new connection, as a tool's next session would, and so reads
+every publish. Publishes are counted as changes of that identity, not as distinct inodes: once the old file is
+closed the filesystem may give its inode number to a later publish (the 50-round soak saw it 3 times).
 Each tick it also opens and closes a second, short-lived read-only connection (a tool that connects per
 query), so an open is tried against the file many times during every publish. A reader that cannot open
 the file (no BI file yet) waits; once it has opened one, any failure counts.
@@ -46,7 +48,7 @@ class ReaderCounters:
     ticks: int = 0
     queries: int = 0
     opens: int = 0
-    publishes_seen: int = 0  # distinct files (inodes) read: one per publish while the reader ran
+    publishes_seen: int = 0  # files read (identity changes): one per publish while the reader ran
     lock_errors: int = 0
     read_errors: int = 0
     examples: list[str] = field(default_factory=list)
@@ -67,11 +69,13 @@ class ReaderCounters:
             self.examples.append(f"tick {self.ticks} {where}: {type(exc).__name__}: {text}")
 
 
-def _inode(path: Path) -> int | None:
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(inode, mtime ns) of the file: a publish renames a new file over it, so both change."""
     try:
-        return os.stat(path).st_ino
+        found = os.stat(path)
     except FileNotFoundError:
         return None
+    return found.st_ino, found.st_mtime_ns
 
 
 def _rss_mb() -> float:
@@ -99,14 +103,13 @@ def _write_status(status: Path, counters: ReaderCounters) -> None:
 
 
 class Reader:
-    """The loop's state: the held connection and the inode it reads."""
+    """The loop's state: the held connection and the identity of the file it reads."""
 
     def __init__(self, bi_file: Path, counters: ReaderCounters) -> None:
         self.bi_file = bi_file
         self.counters = counters
         self.held: duckdb.DuckDBPyConnection | None = None
-        self.held_inode: int | None = None
-        self.inodes: set[int] = set()
+        self.held_identity: tuple[int, int] | None = None
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(str(self.bi_file), read_only=True)
@@ -117,17 +120,16 @@ class Reader:
         """One round of reads: (re)open the held connection if the file was replaced, query through it, then
         through a short-lived connection."""
         self.counters.ticks += 1
-        inode = _inode(self.bi_file)
-        if inode is None and not self.inodes:
+        identity = _identity(self.bi_file)
+        if identity is None and self.counters.publishes_seen == 0:
             return  # no BI file published yet
-        if self.held is None or inode != self.held_inode:
+        if self.held is None or identity != self.held_identity:
             self._close_held()
             try:
                 self.held = self._open()
-                self.held_inode = inode
-                if inode is not None:
-                    self.inodes.add(inode)
-                    self.counters.publishes_seen = len(self.inodes)
+                if identity != self.held_identity:
+                    self.counters.publishes_seen += 1
+                self.held_identity = identity
             except Exception as exc:  # noqa: BLE001 - the reader counts every failure, whatever it is
                 self.counters.count(exc, "open")
                 return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,36 @@ def test_the_reader_counts_a_lock_error_while_a_writer_holds_the_file(tmp_path: 
         holder.communicate("", timeout=30)
     assert counters.lock_errors == 1 and counters.read_errors == 0, counters.examples
     assert counters.examples[0].startswith("tick 1 open: IOException")
+
+
+def _publish(bi_file: Path, rows: int) -> None:
+    """As models/publish.py does: a new file renamed over the BI file."""
+    tmp = bi_file.with_name(f".{bi_file.name}.tmp")
+    con = duckdb.connect(str(tmp))
+    con.execute("create schema reporting")
+    con.execute(f"create table reporting.workspace_overview as select range as count_campaigns from range({rows})")
+    con.execute("create table reporting.campaign_performance as select 1 as count_sent, 0 as count_replied")
+    con.execute("create table reporting.campaign_daily as select current_date as activity_date")
+    con.execute("create table reporting.lead_engagement as select 1 as id")
+    con.close()
+    os.replace(tmp, bi_file)
+
+
+def test_the_reader_counts_each_publish_and_reads_the_new_file(tmp_path: Path) -> None:
+    bi_file = tmp_path / "outreach_bi.duckdb"
+    counters = ReaderCounters()
+    reader = Reader(bi_file, counters)
+    reader.tick()  # no BI file yet: nothing to read, nothing failed
+    assert (counters.publishes_seen, counters.opens, counters.errors) == (0, 0, 0)
+    for n in (1, 2, 3):
+        _publish(bi_file, n)
+        reader.tick()
+        assert reader.held is not None
+        assert reader.held.execute("select count(*) from reporting.workspace_overview").fetchone() == (n,)
+    reader.tick()  # unchanged: no new publish
+    reader.close()
+    assert counters.publishes_seen == 3
+    assert (counters.errors, counters.opens, counters.queries) == (0, 3 + 4, 4 * 2 * 4), counters.examples
 
 
 def test_duplicates_finds_a_repeated_key_and_two_current_versions(tmp_path: Path) -> None:
