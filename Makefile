@@ -3,8 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The folders `make lint` holds to ruff (check, format) and mypy --strict; phase 2 of issue 17 widens it to all
-LINT_PATHS := sandbox receiver dashboard
+# The folders `make lint` holds to ruff (check, format) and mypy --strict: all the Python but tests/
+LINT_PATHS := pipelines models flows receiver sandbox dashboard devtools bench
 
 .PHONY: setup system-deps lint test demo bench clean
 

@@ -32,7 +32,7 @@ GUESS_S = {
     "medium": {"full": 300, "incremental": 500, "idle": 450, "faults": 400, "paced": 1800, "paced_incremental": 900},
     "large": {"full": 2400, "incremental": 3600, "idle": 3400, "faults": 3000, "paced": 12000, "paced_incremental": 6000},
 }
-GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60, "report_scale": 90, "scale_out": 300, "soak": 2400}
+GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60, "report_scale": 90, "scale_out": 300, "storage_format": 300, "soak": 2400}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,7 +74,8 @@ def _human(rec: dict[str, Any]) -> str:
         return "-" if v is None else f"{v:.2f}x"
 
     return (
-        f"[{rec['scenario']}/{rec['scale']}] requests ours {rec['ours_requests']} (+{rec['ours_body_requests']} bodies) "
+        f"[{rec['scenario']}/{rec['scale']}] requests ours {rec['ours_requests']} "
+        f"(+{rec['ours_body_requests']} bodies) "
         f"baseline {rec['baseline_requests']} bound {rec['bound_requests']} | baseline/ours "
         f"{x(rec['requests_ratio_baseline_to_ours'])}, ours/bound {x(rec['ours_to_bound_requests'])} | wall ours "
         f"{rec['ours_wall_s']} s baseline {rec['baseline_wall_s']} s bound {rec['bound_wall_s']} s | 429s ours "

@@ -100,7 +100,6 @@ def run_baseline(
         pipelines_dir=str(pipelines_dir),
         destination=dlt.destinations.duckdb(str(duckdb_path)),
         dataset_name=DATASET_NAME,
-        progress=None,
     )
     source = rest_api_source(baseline_config(base_url, api_key))  # type: ignore[arg-type]
     pipeline.run(source)

@@ -22,6 +22,7 @@ SCRIPTS = {
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
     "scale_out": "bench/scale_out.py",  # engine: N = 1, 10, 50, 200 workspaces, full and idle quick, CLI on DuckDB
+    "storage_format": "bench/storage_format.py",  # BI readers: writing storage v1.0.0 vs v2.0.0, 1M recipients
     "soak": "bench/soak.py",  # 50 quick syncs under faults, a model build after each, a BI reader throughout
 }
 TIMEOUT_S = 45 * 60

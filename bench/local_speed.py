@@ -116,7 +116,6 @@ def _child(path: str, rows: int, workdir: Path) -> dict[str, Any]:
             pipelines_dir=str(workdir / "pipelines"),
             destination=dlt.destinations.duckdb(str(workdir / f"{path}.duckdb")),
             dataset_name="outreach",
-            progress=None,
         )
     fmt = "parquet" if path == "dicts_parquet" else None
     t0 = time.perf_counter()

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _process_age() -> float:
     """Seconds since this process started (its start-up included)."""
-    import psutil  # type: ignore[import-untyped]
+    import psutil
 
     return time.time() - float(psutil.Process().create_time())
 

@@ -96,7 +96,8 @@ async def app(scope, receive, send):
     more = True
     while more:
         more = (await receive()).get("more_body", False)
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json"), (b"content-length", b"21")]})
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"21")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": b'{"status":"accepted"}'})
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
 """

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the repo's packages (and devtools) import from its root
     sys.path.insert(0, str(ROOT))
 
-from dashboard import bi_path_for, write_report
-from devtools.browser import HeadlessChromium
+from dashboard import bi_path_for, write_report  # noqa: E402 - after the sys.path line above, for script runs
+from devtools.browser import HeadlessChromium  # noqa: E402 - likewise
 
 MAX_MB = 10.0
 MAX_RENDER_S = 3.0

@@ -74,7 +74,7 @@ def _x(value: Optional[float]) -> str:
 def _scale_out_section(rec: dict[str, Any]) -> list[str]:
     """bench/scale_out.py: one row per N and sync, then the summary's ratios and projection."""
     rows = [r for r in rec["result"] if not r.get("summary")]
-    summary = next((r for r in rec["result"] if r.get("summary")), {})
+    summary: dict[str, Any] = next((r for r in rec["result"] if r.get("summary")), {})
     out = [
         "",
         f"## Scale-out: `outreach sync` over N tiny workspaces, DuckDB, one process ({rec.get('date')})",
@@ -249,7 +249,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         res = speed["result"]
         out += [
             "",
-            f"## Local speed: recipients through dlt extract, normalize, load into DuckDB, merge on id ({speed['date']})",
+            "## Local speed: recipients through dlt extract, normalize, load into DuckDB, merge on id "
+            f"({speed['date']})",
             "",
             f"Fastest path keeping every row exactly once: `{res.get('fastest')}`, "
             f"{_x(res.get('speedup_vs_default'))} dlt's default path in rows/s. Extract includes building the rows.",

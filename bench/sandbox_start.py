@@ -68,11 +68,13 @@ def main() -> None:
     advance_many = measure_advance(a.workspaces_scale, a.seed, a.advance_workspaces)
     print(f"tiny (baseline): start {base['start_s']:.1f} s, peak RSS {base['peak_rss_mb']:.0f} MB")
     print(f"{a.scale}: start {big['start_s']:.1f} s (limit 60 s), peak RSS {big['peak_rss_mb']:.0f} MB (limit 4096 MB); "
-          f"x{big['start_s'] / base['start_s']:.1f} time and x{big['peak_rss_mb'] / base['peak_rss_mb']:.1f} memory of tiny")
+          f"x{big['start_s'] / base['start_s']:.1f} time and "
+          f"x{big['peak_rss_mb'] / base['peak_rss_mb']:.1f} memory of tiny")
     print(f"{a.workspaces_scale} x {a.workspaces} workspaces: start {many['start_s']:.1f} s (limit 60 s), "
           f"peak RSS {many['peak_rss_mb']:.0f} MB (limit 2048 MB)")
     print(f"advance one day: {advance_base['advance_day_s']:.2f} s at 2 workspaces, "
-          f"{advance_many['advance_day_s']:.2f} s at {a.advance_workspaces} ({advance_many['per_workspace_ms']:.1f} ms each)")
+          f"{advance_many['advance_day_s']:.2f} s at {a.advance_workspaces} "
+          f"({advance_many['per_workspace_ms']:.1f} ms each)")
     ok = (big["start_s"] < LIMITS["scale_start_s"] and big["peak_rss_mb"] < LIMITS["scale_peak_mb"]
           and many["start_s"] < LIMITS["workspaces_start_s"] and many["peak_rss_mb"] < LIMITS["workspaces_peak_mb"])
     print(json.dumps({"bench": "sandbox_start", "baseline": base, "scale": big, "many_workspaces": many,

@@ -35,7 +35,7 @@ def run(scale: str, workdir: Path) -> dict[str, object]:
     sb.start()
     sandbox_start_s = time.monotonic() - t0
     try:
-        keys = {}
+        keys: dict[str, str] = {}
         for k in sb.keys():
             if k["level"] == "rw" and k["role"] == "admin":
                 keys.setdefault(k["workspace_id"], k["key"])

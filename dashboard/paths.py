@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DEFAULT_WAREHOUSE = Path("data/outreach.duckdb")
+from pipelines.settings import DEFAULT_DUCKDB_PATH
+from pipelines.settings import bi_path_for as bi_path_for  # re-exported: part of the dashboard's interface
+
+DEFAULT_WAREHOUSE = Path(DEFAULT_DUCKDB_PATH)
 REPORT_NAME = "report.html"
 
 
@@ -19,12 +22,6 @@ def configured_warehouse() -> Path:
 
     value: object = dlt.config.get("sources.outreach.duckdb_path")
     return Path(str(value)) if value else DEFAULT_WAREHOUSE
-
-
-def bi_path_for(warehouse: str | Path) -> Path:
-    """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN.md contract)."""
-    path = Path(warehouse)
-    return path.with_name(f"{path.stem}_bi.duckdb")
 
 
 def report_path_for(warehouse: str | Path) -> Path:

@@ -57,6 +57,7 @@ class OpenedPage:
     page: Any  # playwright.sync_api.Page
     console_errors: list[str] = field(default_factory=list)
     outside_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)  # URLs answered with an HTTP error status
     seconds_to_ready: float = 0.0
 
     def evaluate(self, expression: str, arg: Any = None) -> Any:
@@ -110,12 +111,13 @@ class HeadlessChromium:
 
         Every request that leaves the page's own origin (file://, or the loopback server with
         ``serve``) is aborted and recorded in ``outside_requests``; console errors and uncaught
-        exceptions land in ``console_errors``.
+        exceptions land in ``console_errors``, the URLs answered with an error status in ``failed_requests``.
         """
         page = self._context.new_page()
         opened = OpenedPage(page=page)
         page.on("console", lambda msg: opened.console_errors.append(msg.text) if msg.type == "error" else None)
         page.on("pageerror", lambda exc: opened.console_errors.append(f"uncaught: {exc}"))
+        page.on("response", lambda response: opened.failed_requests.append(response.url) if response.status >= 400 else None)
         origin = self._servers.enter_context(_served(target.parent)) if serve else ""
         allowed = _LOCAL_SCHEMES + ((origin,) if origin else ())
 

@@ -35,7 +35,7 @@ def pg_type(duckdb_type: str) -> str:
 
 def copy_raw_tables(duckdb_path: Path, dsn: str) -> dict[str, int]:
     """Create schema `outreach` in the database of `dsn` with every raw table of the warehouse; rows per table."""
-    import psycopg2  # type: ignore[import-untyped]
+    import psycopg2
 
     copied: dict[str, int] = {}
     con = duckdb.connect()

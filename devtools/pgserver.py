@@ -16,7 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -125,7 +125,7 @@ class PostgresServer:
         local = self.bin / "psql"
         return str(local) if local.exists() else (shutil.which("psql") or "psql")
 
-    def _demote(self):  # type: ignore[no-untyped-def]
+    def _demote(self) -> Callable[[], None] | None:
         user = self._run_as
         if user is None:
             return None

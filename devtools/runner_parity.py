@@ -131,8 +131,8 @@ def compare(old: Path, new: Path, tolerance: float = 1e-9) -> Parity:
                 result.problems.append(f"{table}: {len(a)} rows in the runner, {len(b)} in dbt")
                 continue
             result.rows += len(a)
-            for row_a, row_b in zip(a, b):
-                for column, x, y in zip(names, row_a, row_b):
+            for row_a, row_b in zip(a, b, strict=True):
+                for column, x, y in zip(names, row_a, row_b, strict=True):
                     result.cells += 1
                     if isinstance(x, float) or isinstance(y, float):
                         result.float_cells += 1

@@ -463,13 +463,16 @@ with picked as (
     from outreach.replies r
     where hash(r.id) % 4 = 0
     union all
-    select 'lead.opened', c.id, c.opened_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'opened_at': c.opened_at})
+    select 'lead.opened', c.id, c.opened_at, c.workspace_id, c.campaign_id, c.email, null,
+        to_json({'opened_at': c.opened_at})
     from outreach.campaign_recipients c where c.opened_at is not null and hash(c.id, 'open') % 4 = 0
     union all
-    select 'lead.clicked', c.id, c.clicked_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'clicked_at': c.clicked_at})
+    select 'lead.clicked', c.id, c.clicked_at, c.workspace_id, c.campaign_id, c.email, null,
+        to_json({'clicked_at': c.clicked_at})
     from outreach.campaign_recipients c where c.clicked_at is not null and hash(c.id, 'click') % 4 = 0
     union all
-    select 'lead.bounced', c.id, c.bounced_at, c.workspace_id, c.campaign_id, c.email, null, to_json({'bounced_at': c.bounced_at})
+    select 'lead.bounced', c.id, c.bounced_at, c.workspace_id, c.campaign_id, c.email, null,
+        to_json({'bounced_at': c.bounced_at})
     from outreach.campaign_recipients c where c.bounced_at is not null and hash(c.id, 'bounce') % 4 = 0
     union all
     select 'lead.unsubscribed', c.id, c.last_sent_at + interval 3 hour, c.workspace_id, c.campaign_id, c.email, null,

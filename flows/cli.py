@@ -1,4 +1,4 @@
-"""The `outreach` command line (the contract in shared/DESIGN.md).
+"""The `outreach` command line (the contract in docs/DESIGN.md).
 
 Each command is a thin wrapper: it parses options and calls one function of the
 layer that does the work, importing it lazily so `outreach --help` stays fast.
@@ -7,9 +7,9 @@ layer that does the work, importing it lazily so `outreach --help` stays fast.
 from __future__ import annotations
 
 import contextlib
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -26,12 +26,12 @@ hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_i
 app.add_typer(hooks_app, name="hooks")
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     quick = "quick"
     full = "full"
 
 
-class Scale(str, Enum):
+class Scale(StrEnum):
     tiny = "tiny"
     small = "small"
     medium = "medium"
@@ -70,7 +70,7 @@ def sandbox(
     )
 
 
-class Destination(str, Enum):
+class Destination(StrEnum):
     duckdb = "duckdb"
     postgres = "postgres"
 
@@ -190,12 +190,22 @@ def status(
         found = read_status(target, runs=runs)
     except OutreachError as exc:
         _fail(str(exc))
+    found.source_freshness = _last_freshness(target.duckdb_path, target.destination)
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))
         return
     from rich.console import Console
 
     Console().print(render(found))
+
+
+def _last_freshness(duckdb: Optional[Path], destination: str) -> Optional[dict[str, Any]]:
+    """The last model build's `dbt source freshness` outcome for this warehouse (models.freshness), as JSON."""
+    from models.freshness import read_freshness
+    from models.settings import WarehouseTarget
+
+    report = read_freshness(WarehouseTarget(destination=destination, duckdb_path=duckdb))
+    return None if report is None else report.to_dict()
 
 
 @app.command()

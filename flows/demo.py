@@ -69,7 +69,8 @@ def prepare_warehouse(warehouse: Path) -> None:
         foreign = sorted(demo_guard.workspaces_in(warehouse) - marker.workspace_ids)
         if foreign:
             raise ConfigError(
-                f"{shown_path(warehouse)} holds {len(foreign)} workspace(s) the demo did not create ({', '.join(foreign[:3])}"
+                f"{shown_path(warehouse)} holds {len(foreign)} workspace(s) the demo did not create "
+                f"({', '.join(foreign[:3])}"
                 f"{', ...' if len(foreign) > 3 else ''}): the demo leaves it alone; pass --duckdb data/demo.duckdb"
             )
     for path in demo_files(warehouse):

@@ -63,6 +63,7 @@ def render_run_markdown(
     sync_markdown: str = "",
     build_report: Any = None,
     build_error: str = "",
+    dashboard: str = "",
 ) -> str:
     """The whole run's artifact: outcome per workspace, time per stage, sync and build reports."""
     failed = [w for w in workspaces if not w.ok]
@@ -83,6 +84,8 @@ def render_run_markdown(
         parts += ["## Models and data tests", "", f"FAILED: {build_error}", ""]
     else:
         parts += ["## Models and data tests", "", "not run (no workspace loaded, or models skipped)", ""]
+    if dashboard:
+        parts += ["## Dashboard", "", dashboard, ""]
     return "\n".join(parts).rstrip() + "\n"
 
 

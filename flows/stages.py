@@ -13,6 +13,7 @@ from typing import Any
 
 from pipelines.config import OutreachSettings, resolve_settings
 from pipelines.destination import Warehouse, warehouse_target
+from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the flows' name for it
 
 
 def settings(**explicit: Any) -> OutreachSettings:
@@ -37,12 +38,6 @@ def spool_path(spool_dir: str | Path | None) -> str | None:
         return str(Path(spool_dir).expanduser().resolve())
     found = resolve_settings().spool_path()
     return str(found) if found else None
-
-
-def bi_path_for(duckdb_path: str | Path) -> Path:
-    """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN contract)."""
-    path = Path(duckdb_path)
-    return path.with_name(f"{path.stem}_bi.duckdb")
 
 
 def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
@@ -150,6 +145,22 @@ def build_models(duckdb_path: str) -> Any:
     from models.build import build
 
     return build(duckdb_path=duckdb_path, publish=False)
+
+
+def write_dashboard(bi_path: str) -> str:
+    """The HTML dashboard (`outreach report`) beside the BI file just published, as a markdown line.
+
+    A dashboard that cannot be drawn is reported in the line, not raised: the data it would show
+    is loaded, tested and published already.
+    """
+    from dashboard import ReportError, report_path_for, write_report
+
+    try:
+        path = write_report(Path(bi_path), report_path_for(bi_path))
+    except ReportError as exc:
+        return f"not written: {exc}"
+    size_mb = path.stat().st_size / 2**20
+    return f"[{path.name}]({path.resolve().as_uri()}) ({size_mb:.1f} MB), on the worker at `{path.resolve()}`"
 
 
 def data_test_seconds(build_report: Any) -> float:

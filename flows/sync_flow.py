@@ -12,9 +12,10 @@ inside the extract task, so they never appear in a parameter, a log line, a stat
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
@@ -29,6 +30,7 @@ from flows.logs import route_library_logs_to_prefect
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from pipelines.config import OutreachSettings
+from pipelines.diagnose import chain
 from pipelines.errors import (
     AuthError,
     ConfigError,
@@ -64,15 +66,7 @@ def is_permanent(exc: BaseException) -> bool:
     """A bad key, no permission, bad config, or a dlt terminal error anywhere in the cause chain."""
     from dlt.common.exceptions import TerminalException
 
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, PERMANENT_ERRORS) or isinstance(current, TerminalException):
-            return True
-        seen.add(id(current))
-        inner = getattr(current, "exception", None)  # dlt's PipelineStepFailed wraps the cause here
-        current = inner if isinstance(inner, BaseException) else (current.__cause__ or current.__context__)
-    return False
+    return any(isinstance(e, (*PERMANENT_ERRORS, TerminalException)) for e in chain(exc))
 
 
 def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State[Any]) -> bool:
@@ -124,6 +118,11 @@ def extract_task(key_ref: str, mode: Mode, settings: OutreachSettings) -> Any:
         raise _with_ref(exc, key_ref) from exc
 
 
+def _quoted(settings: OutreachSettings) -> OutreachSettings:
+    """The settings in Prefect's `quote` (not walked for futures); the task receives them unwrapped, hence the type."""
+    return cast(OutreachSettings, quote(settings))
+
+
 def _writer(settings: OutreachSettings, what: str, *, shared: bool = False) -> Any:
     """The warehouse lock of a writing task (shared: a load, which may run beside other loads on a server)."""
     return warehouse_writer(stages.warehouse(settings), what=what, shared=shared, timeout_s=settings.lock_timeout_s)
@@ -154,6 +153,12 @@ def publish_bi_task(settings: OutreachSettings) -> str:
         return str(stages.publish_bi(stages.warehouse(settings).label))
 
 
+@task(name="write-dashboard", **_NO_RESULTS)
+def write_dashboard_task(bi_path: str) -> str:
+    """Write the HTML dashboard from the BI file just published; returns the artifact's line about it."""
+    return stages.write_dashboard(bi_path)
+
+
 @task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
 def load_spool_task(spool_dir: str, settings: OutreachSettings) -> int:
     """Load the webhook events waiting in the spool before the API is read."""
@@ -177,24 +182,26 @@ def sync_markdown(
     return stages.sync_report_markdown(mode, reports, destination, seconds, events_loaded)
 
 
-def _models_stages(settings: OutreachSettings, clock: StageClock) -> Any:
-    """Build, test and publish; returns the build report (with data-test results)."""
+def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, str]:
+    """Build, test, publish and draw the dashboard; returns the build report and the dashboard's line."""
     build_clock = StageClock()
     with build_clock.stage("build"):
-        report = build_models_task(quote(settings))
+        report = build_models_task(_quoted(settings))
     tests_s = stages.data_test_seconds(report)
     clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
     clock.add("data tests", tests_s)
     with clock.stage("publish BI"):
-        publish_bi_task(quote(settings))
-    return report
+        bi_path = publish_bi_task(_quoted(settings))
+    with clock.stage("dashboard"):
+        dashboard = write_dashboard_task(bi_path)
+    return report, dashboard
 
 
 def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
     with clock.stage("extract+normalize"):
-        extracted = extract_task(key_ref, mode, quote(settings))
+        extracted = extract_task(key_ref, mode, _quoted(settings))
     with clock.stage("load"), handoff.handed_over(extracted) as token:
-        return load_task(token, quote(settings), key_ref)
+        return load_task(token, _quoted(settings), key_ref)
 
 
 def _settings(
@@ -239,10 +246,10 @@ def sync_workspace(
     clock = StageClock()
     report = _extract_and_load(key_ref, mode, settings, clock)
     result = WorkspaceResult(key_ref=key_ref, ok=True, sync_report=report, stages=clock.seconds)
-    build_report = None
+    build_report, dashboard = None, ""
     if build_models:
         run_clock = StageClock()
-        build_report = _models_stages(settings, run_clock)
+        build_report, dashboard = _models_stages(settings, run_clock)
         result.stages = {**clock.seconds, **run_clock.seconds}
     markdown = render_run_markdown(
         title=f"outreach sync of {key_ref}",
@@ -251,6 +258,7 @@ def sync_workspace(
         run_stages={k: v for k, v in result.stages.items() if k not in clock.seconds},
         sync_markdown=sync_markdown(mode, [result], destination, sum(clock.seconds.values())),
         build_report=build_report,
+        dashboard=dashboard,
     )
     publish_report_task(markdown, None, f"{mode} sync of {key_ref}")
     logger.info("workspace %s loaded in %.1f s", key_ref, sum(clock.seconds.values()))
@@ -263,7 +271,7 @@ def _warm_imports() -> None:
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
-    import pipelines.extract  # noqa: F401
+    import pipelines.extract
     import pipelines.load  # noqa: F401
 
 
@@ -274,7 +282,8 @@ def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
     persisted, and a state the engine re-reads from the API (after a slow server) has no data.
     """
     try:
-        return sync_workspace(key_ref=key_ref, build_models=False, **params)
+        result: WorkspaceResult = sync_workspace(key_ref=key_ref, build_models=False, **params)
+        return result
     except Exception as exc:  # noqa: BLE001 - we report every failure, then fail the parent
         return WorkspaceResult(key_ref=key_ref, ok=False, error=str(exc) or type(exc).__name__)
 
@@ -324,17 +333,18 @@ def sync_all(
     with exclusive_sync_run():
         if spool:
             with clock.stage("load spool"):
-                events_loaded = load_spool_task(spool, quote(settings))
+                events_loaded = load_spool_task(spool, _quoted(settings))
         with clock.stage("workspaces (concurrent)"):
             with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
                 futures = [
-                    pool.submit(contextvars.copy_context().run, _run_workspace, ref, **params) for ref in refs
+                    pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params))
+                    for ref in refs
                 ]
                 results = [future.result() for future in futures]
-        build_report, build_error = None, ""
+        build_report, build_error, dashboard = None, "", ""
         if any(r.ok for r in results):
             try:
-                build_report = _models_stages(settings, clock)
+                build_report, dashboard = _models_stages(settings, clock)
             except Exception as exc:  # noqa: BLE001 - reported in the artifact, then re-raised below
                 build_error = str(exc) or type(exc).__name__
     markdown = render_run_markdown(
@@ -347,6 +357,7 @@ def sync_all(
         ),
         build_report=build_report,
         build_error=build_error,
+        dashboard=dashboard,
     )
     publish_report_task(markdown, f"outreach-sync-{mode}", f"{mode} sync of {len(refs)} workspace(s)")
     failed = [r for r in results if not r.ok]

@@ -56,7 +56,7 @@ def check_duckdb(path: Path) -> None:
 
 
 def check_postgres(pg: PostgresTarget) -> None:
-    import psycopg2  # type: ignore[import-untyped]
+    import psycopg2
 
     try:
         con = psycopg2.connect(

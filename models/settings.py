@@ -1,40 +1,26 @@
 """Where the models build: the same warehouse the sync writes, from the same settings.
 
-Settings are read the dlt way (`[sources.outreach]` in .dlt/config.toml or `SOURCES__OUTREACH__<NAME>`),
-through `setting()` alone, so switching to the engine's settings object is a one-function change. The
-resolved target is handed to dbt as the environment variables models/profiles.yml reads.
+The warehouse is the sync's own answer, `pipelines.destination.warehouse_target` over the settings object
+(`pipelines.config`: `[sources.outreach]` in .dlt/config.toml or `SOURCES__OUTREACH__<NAME>`); this module
+adds what dbt needs. The resolved target is handed to dbt as the environment variables models/profiles.yml reads.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from models.errors import ConfigError
+from pipelines import settings as S
+from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the models' name for it
 
-DEFAULT_DUCKDB_PATH = Path("data/outreach.duckdb")
-DEFAULT_STORAGE_VERSION = "v1.0.0"
-DESTINATIONS = ("duckdb", "postgres")
+if TYPE_CHECKING:
+    from pipelines.destination import Warehouse
 
-
-def setting(name: str) -> Any:
-    """`[sources.outreach] <name>` from dlt config (None when unset or unreadable).
-
-    The environment variable dlt would read first (`SOURCES__OUTREACH__<NAME>`) is looked up without
-    importing dlt, which costs a second of start-up to `outreach models`; the .dlt/ files through dlt.
-    """
-    value = os.environ.get(f"SOURCES__OUTREACH__{name.upper()}")
-    if value is not None:
-        return value
-    import dlt
-
-    try:
-        return dlt.config.get(f"sources.outreach.{name}")
-    except Exception:  # noqa: BLE001 - a malformed config.toml reads as unset; explicit checks follow
-        return None
+DEFAULT_DUCKDB_PATH = Path(S.DEFAULT_DUCKDB_PATH)
+DESTINATIONS = ("duckdb", "postgres")  # the destinations dbt builds on (adapters installed)
 
 
 @dataclass(frozen=True)
@@ -98,32 +84,37 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
     """The warehouse to build: explicit arguments first, then the sync's settings.
 
     `duckdb_path` implies DuckDB. Otherwise `[sources.outreach] destination` picks duckdb (default) or
-    postgres; DuckDB's path is `[sources.outreach] duckdb_path` (default data/outreach.duckdb).
+    postgres; DuckDB's path is `[sources.outreach] duckdb_path` (default data/outreach.duckdb). The answer is
+    the sync's (`pipelines.destination.warehouse_target`), so both always name the same warehouse.
     """
-    chosen = "duckdb" if duckdb_path is not None else str(destination or setting("destination") or "duckdb").lower()
+    from pipelines.destination import warehouse_target
+    from pipelines.errors import ConfigError as SettingsError
+
+    try:
+        warehouse = warehouse_target(
+            duckdb_path=duckdb_path, destination="duckdb" if duckdb_path is not None else destination
+        )
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
+    chosen = warehouse.destination
     if chosen not in DESTINATIONS:
         raise ConfigError(
             f"unknown destination {chosen!r}: set SOURCES__OUTREACH__DESTINATION to duckdb or postgres"
         )
     if chosen == "postgres":
-        return WarehouseTarget(destination="postgres", postgres=postgres_target())
-    path = Path(duckdb_path or setting("duckdb_path") or DEFAULT_DUCKDB_PATH).expanduser().resolve()
-    return WarehouseTarget(destination="duckdb", duckdb_path=path)
+        return WarehouseTarget(destination="postgres", postgres=postgres_target(warehouse))
+    return WarehouseTarget(destination="duckdb", duckdb_path=warehouse.duckdb_path)
 
 
-def postgres_target() -> PostgresTarget:
-    """dlt's own PostgreSQL credentials (`DESTINATION__POSTGRES__CREDENTIALS` or .dlt/secrets.toml)."""
-    from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.exceptions import ConfigurationException
-    from dlt.destinations.impl.postgres.configuration import PostgresCredentials
+def postgres_target(warehouse: Warehouse) -> PostgresTarget:
+    """dlt's own PostgreSQL credentials (`DESTINATION__POSTGRES__CREDENTIALS` or .dlt/secrets.toml), as the sync
+    reads them."""
+    from pipelines.errors import ConfigError as SettingsError
 
     try:
-        creds = resolve_configuration(PostgresCredentials(), sections=("destination", "postgres", "credentials"))
-    except ConfigurationException as exc:
-        raise ConfigError(
-            "no PostgreSQL credentials: set DESTINATION__POSTGRES__CREDENTIALS=postgresql://user:password@host:5432/db "
-            "or [destination.postgres] credentials in .dlt/secrets.toml"
-        ) from exc
+        creds = warehouse.postgres_credentials()
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
     return PostgresTarget(
         host=str(creds.host),
         port=int(creds.port or 5432),
@@ -135,16 +126,16 @@ def postgres_target() -> PostgresTarget:
 
 def storage_version() -> str:
     """`[sources.outreach] duckdb_storage_version` (default v1.0.0): the format the BI file is written in."""
-    value = str(setting("duckdb_storage_version") or DEFAULT_STORAGE_VERSION)
+    from pipelines.config import resolve_settings
+    from pipelines.errors import ConfigError as SettingsError
+
+    try:
+        value = str(resolve_settings().duckdb_storage_version or S.DEFAULT_STORAGE_VERSION)
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
     if not re.fullmatch(r"v\d+\.\d+\.\d+", value):
         raise ConfigError(
             f"duckdb_storage_version {value!r} is not a DuckDB storage version: use e.g. v1.0.0 "
             "(SOURCES__OUTREACH__DUCKDB_STORAGE_VERSION)"
         )
     return value
-
-
-def bi_path_for(duckdb_path: str | Path) -> Path:
-    """`<dir>/<stem>_bi.duckdb` beside the warehouse (the DESIGN.md contract)."""
-    path = Path(duckdb_path)
-    return path.with_name(f"{path.stem}_bi.duckdb")

@@ -48,6 +48,7 @@ class WorkspacePlan:
     campaigns: list[dict[str, Any]] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)  # new ones, from this run's campaign list
     changed_campaign_ids: list[str] = field(default_factory=list)
+    campaigns_from_events: list[str] = field(default_factory=list)  # of them, only a webhook event says changed
     stats: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # campaign id -> GET stats payload
     page_guides: dict[str, PageGuide] = field(default_factory=dict)  # campaign id -> which recipient pages
     mailboxes: list[dict[str, Any]] = field(default_factory=list)

@@ -25,10 +25,13 @@ SECRET_SETTINGS = ("api_key", "api_keys")
 
 def _settings() -> tuple[tuple[str, bool, str], ...]:
     """(name, secret, default shown when unset) of every field of `pipelines.config.OutreachSettings`."""
+    from dlt.common.pipeline import get_dlt_pipelines_dir
+
     from pipelines.config import OutreachSettings
 
     defaults = OutreachSettings()
-    shown = {"pipelines_dir": "dlt's default (~/.dlt/pipelines)"}
+    # dlt's default is ~/.dlt/pipelines, /var/dlt/pipelines as root, or under DLT_DATA_DIR: show the one in use
+    shown = {"pipelines_dir": f"dlt's default ({get_dlt_pipelines_dir()})"}
     return tuple(
         (
             name,
@@ -70,7 +73,7 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
             continue
         try:
             value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:  # an unreadable file is itself the answer
+        except Exception as exc:  # noqa: BLE001 - any provider failure is the answer: unreadable, with its type
             return None, f"{provider.name}: unreadable ({type(exc).__name__})"
         if value is not None:
             if provider.name == "Environment Variables":
@@ -178,7 +181,8 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
-    from pipelines.diagnose import DEFAULT_STORAGE_VERSION, configured_path, storage_note, warehouse_problem
+    from pipelines.diagnose import configured_path, storage_note, warehouse_problem
+    from pipelines.settings import DEFAULT_STORAGE_VERSION
 
     path = configured_path(duckdb_path)
     if path is None:

@@ -51,9 +51,9 @@ class OutreachSettings(BaseConfiguration):
     destination: str = "duckdb"
     """duckdb, postgres (credentials: DESTINATION__POSTGRES__CREDENTIALS), or another dlt destination"""
     duckdb_path: str = S.DEFAULT_DUCKDB_PATH
-    duckdb_storage_version: str = "v1.0.0"
+    duckdb_storage_version: str = S.DEFAULT_STORAGE_VERSION
     """storage format of a DuckDB warehouse we create (v1.0.0: DuckDB 1.0 and later can open it)"""
-    duckdb_memory_limit: str = "64MB"
+    duckdb_memory_limit: str = S.DEFAULT_MEMORY_LIMIT
     """DuckDB spills to disk beyond this during loads. A load's merge work grows with the rows staged, so
     any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
     spool_dir: str = S.DEFAULT_SPOOL_DIR

@@ -29,8 +29,8 @@ class Warehouse:
 
     destination: str
     duckdb_path: Path | None = None
-    storage_version: str = "v1.0.0"
-    memory_limit: str = "64MB"
+    storage_version: str = S.DEFAULT_STORAGE_VERSION
+    memory_limit: str = S.DEFAULT_MEMORY_LIMIT
 
     @property
     def is_duckdb(self) -> bool:
@@ -46,7 +46,7 @@ class Warehouse:
         if self.duckdb_path is not None:
             return str(self.duckdb_path)
         if self.is_postgres:
-            creds = self._postgres_credentials()
+            creds = self.postgres_credentials()
             return f"postgres {creds.database}@{creds.host}:{creds.port}"
         return self.destination
 
@@ -54,7 +54,7 @@ class Warehouse:
         if self.duckdb_path is not None:
             return file_target(self.duckdb_path)
         if self.is_postgres:
-            creds = self._postgres_credentials()
+            creds = self.postgres_credentials()
             return LockTarget(
                 key=f"postgres:{creds.host}:{creds.port}/{creds.database}/{S.DATASET_NAME}",
                 connect=self.connect,
@@ -77,9 +77,10 @@ class Warehouse:
         """A DB-API connection to the PostgreSQL database (credentials the dlt way)."""
         import psycopg2
 
-        return psycopg2.connect(self._postgres_credentials().to_native_representation())
+        return psycopg2.connect(self.postgres_credentials().to_native_representation())
 
-    def _postgres_credentials(self) -> Any:
+    def postgres_credentials(self) -> Any:
+        """dlt's resolved PostgreSQL credentials, through dlt's public destination factory (holds the password)."""
         import dlt
 
         creds = None

@@ -28,11 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.errors import OutreachError, WarehouseError
-from pipelines.settings import DEFAULT_DUCKDB_PATH
+from pipelines.settings import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
 
 log = logging.getLogger(__name__)
 
-DEFAULT_STORAGE_VERSION = "v1.0.0"
 MIN_FREE_BYTES = 32 * 2**20
 """Below this much free space a sync is refused up front (a quick sync writes a few MB, a full one more)."""
 
@@ -82,7 +81,7 @@ def preflight_configured(duckdb_path: str | Path | None = None) -> None:
         preflight_warehouse(path, str(_setting("duckdb_storage_version") or DEFAULT_STORAGE_VERSION))
 
 
-def preflight_warehouse(duckdb_path: Path, storage_version: str = "v1.0.0") -> None:
+def preflight_warehouse(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> None:
     """Raise a one-line WarehouseError if the DuckDB warehouse cannot be written; log a storage-format note."""
     problem = warehouse_problem(duckdb_path)
     if problem:
@@ -102,7 +101,10 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
             "choose another --duckdb path (or SOURCES__OUTREACH__DUCKDB_PATH)"
         )
     if path.is_dir():
-        return f"warehouse {path} is a directory, not a DuckDB file: give --duckdb a file path such as {path}/outreach.duckdb"
+        return (
+            f"warehouse {path} is a directory, not a DuckDB file: give --duckdb a file path such as "
+            f"{path}/outreach.duckdb"
+        )
     problem = _probe_directory(parent, path)
     if problem:
         return problem
@@ -119,7 +121,7 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
     return _space_problem(parent, path)
 
 
-def storage_note(duckdb_path: Path, storage_version: str = "v1.0.0") -> str | None:
+def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> str | None:
     """One line when an existing file is in a newer storage format than `storage_version` (else None)."""
     path = Path(duckdb_path)
     number = storage_number(path)
@@ -173,26 +175,30 @@ def lock_holder(duckdb_path: Path) -> LockHolder | None:
 
 
 # -- root cause and one-line explanations -----------------------------------------------------------
-def root_cause(exc: BaseException) -> BaseException:
-    """Walk dlt's `PipelineStepFailed.exception` (and similar `.exception` attributes), `__cause__` and
-    `__context__` (unless suppressed) to the innermost exception."""
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
+    then an unsuppressed ``__context__``; outermost first, each once."""
+    out: list[BaseException] = []
     seen: set[int] = set()
-    current = exc
-    while id(current) not in seen:
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
         seen.add(id(current))
+        out.append(current)
         wrapped = getattr(current, "exception", None)
         if isinstance(wrapped, BaseException):
-            nxt: BaseException | None = wrapped
+            current = wrapped
         elif current.__cause__ is not None:
-            nxt = current.__cause__
+            current = current.__cause__
         elif not current.__suppress_context__:
-            nxt = current.__context__
+            current = current.__context__
         else:
-            nxt = None
-        if nxt is None:
-            break
-        current = nxt
-    return current
+            current = None
+    return out
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception of :func:`chain`."""
+    return chain(exc)[-1]
 
 
 def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
@@ -253,7 +259,7 @@ def _setting(name: str) -> object:
 
     try:
         return dlt.config.get(f"sources.outreach.{name}")
-    except Exception:  # a malformed config file: the sync's own resolution reports it
+    except Exception:  # noqa: BLE001 - a malformed config file: the sync's own resolution reports it
         return None
 
 
@@ -264,7 +270,7 @@ def warehouse_path_of(pipeline: object) -> Path | None:
             return None
         credentials = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
         database = getattr(credentials, "database", None)
-    except Exception:  # only used to explain another error: never mask it
+    except Exception:  # noqa: BLE001 - only used to explain another error: never mask it
         return None
     return Path(database) if isinstance(database, str) and database else None
 
@@ -307,8 +313,12 @@ def _unwritable(where: Path, path: Path, exc: OSError) -> str:
             "access, or point --duckdb at a writable directory"
         )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"warehouse {path}: no space left on device in {where}: free space on that disk, or point --duckdb elsewhere"
-    return f"warehouse {path}: cannot write in {where} ({errno.errorcode.get(exc.errno or 0, 'error')}): fix the path or its permissions"
+        return (
+            f"warehouse {path}: no space left on device in {where}: free space on that disk, or point --duckdb "
+            "elsewhere"
+        )
+    code = errno.errorcode.get(exc.errno or 0, "error")
+    return f"warehouse {path}: cannot write in {where} ({code}): fix the path or its permissions"
 
 
 def _file_problem(path: Path) -> str | None:
@@ -375,7 +385,7 @@ def _process_name(pid: int | None) -> str:
 
 
 # -- converting an old warehouse to an older storage format ----------------------------------------
-def convert_storage(duckdb_path: Path, storage_version: str = "v1.0.0") -> Path:
+def convert_storage(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> Path:
     """Rewrite the warehouse in `storage_version` (every schema, table, view; rows checked), keeping the
     original as ``<file>.<number>.bak``; returns the backup's path. Nothing may hold the warehouse."""
     import duckdb
@@ -437,10 +447,10 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     convert = sub.add_parser("convert", help="rewrite a DuckDB warehouse in an older storage format")
     convert.add_argument("path", type=Path)
-    convert.add_argument("--storage-version", default="v1.0.0")
+    convert.add_argument("--storage-version", default=DEFAULT_STORAGE_VERSION)
     check = sub.add_parser("check", help="say whether the warehouse can be written")
     check.add_argument("path", type=Path)
-    check.add_argument("--storage-version", default="v1.0.0")
+    check.add_argument("--storage-version", default=DEFAULT_STORAGE_VERSION)
     args = parser.parse_args(argv)
     try:
         if args.command == "convert":

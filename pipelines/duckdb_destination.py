@@ -22,7 +22,7 @@ Loading one job at a time (the other memory bound) is public: ``pipeline.load(wo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Type, cast
 
 from dlt.common.destination.client import FollowupJobRequest
 from dlt.common.destination.typing import PreparedTableSchema
@@ -71,9 +71,9 @@ class RowidDedupMergeJob(SqlMergeFollowupJob):
         skip_dedup: bool = False,
     ) -> str:
         if skip_dedup or dedup_sort is not None:
-            return super().gen_select_from_dedup_sql(  # dlt annotates these None defaults without Optional
-                table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup  # type: ignore[arg-type]
-            )
+            # dlt annotates its None defaults without Optional: call it as declared here
+            dlt_sql = cast(Callable[..., str], super().gen_select_from_dedup_sql)
+            return dlt_sql(table_name, primary_keys, columns, dedup_sort, condition, condition_columns, skip_dedup)
         inner = list(columns) + list(condition_columns or [])
         return f"""
             SELECT {", ".join(columns)}

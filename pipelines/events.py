@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import dlt
+from dlt.common.schema.typing import TTableSchemaColumns
 from dlt.extract.resource import DltResource
 
 from pipelines import spool
@@ -36,7 +37,7 @@ EVENTS_TABLE = "events"
 DEFAULT_MAX_SKEW = timedelta(hours=1)
 DONE_RETENTION_S = 7 * 24 * 3600  # loaded spool files are kept this long, for audit and replays
 
-EVENTS_COLUMNS: dict[str, dict[str, Any]] = {
+EVENTS_COLUMNS: TTableSchemaColumns = {
     "event_id": {"data_type": "text", "nullable": False, "description": "SHA-256 (first 32 hex) of the canonical payload: the same for every delivery of one event"},
     "event": {"data_type": "text", "description": "event key, e.g. lead.replied"},
     "created_at": {"data_type": "timestamp", "description": "when the event happened (service time, from the payload)"},
@@ -53,7 +54,7 @@ EVENTS_COLUMNS: dict[str, dict[str, Any]] = {
 def _event_row(record: Mapping[str, Any]) -> dict[str, Any]:
     """One `events` row from one spool record."""
     payload = record.get("payload") or {}
-    data = payload.get("data") if isinstance(payload.get("data"), dict) else {}
+    data = found if isinstance(found := payload.get("data"), dict) else {}
     return {
         "event_id": record["event_id"],
         "event": payload.get("event") or record.get("event"),
@@ -115,7 +116,7 @@ def mark_spool_loaded(
     """
     if files is None:
         return 0
-    paths = files.sealed if isinstance(files, spool.SpoolSnapshot) else tuple(files)
+    paths = tuple(files.sealed if isinstance(files, spool.SpoolSnapshot) else files)
     moved = spool.mark_loaded(spool_dir or spool.DEFAULT_SPOOL_DIR, paths)
     log.info("spool: %d file(s) marked loaded", len(moved))
     return len(moved)
@@ -135,7 +136,8 @@ def load_spool(pipeline: dlt.Pipeline, spool_dir: Path | str | None = None) -> i
     info.raise_on_failed_jobs()
     mark_spool_loaded(spool_dir, snap)
     spool.prune_done(spool_dir or spool.DEFAULT_SPOOL_DIR, older_than_s=DONE_RETENTION_S)
-    counts = pipeline.last_trace.last_normalize_info.row_counts if pipeline.last_trace else {}
+    normalized = pipeline.last_trace.last_normalize_info if pipeline.last_trace else None
+    counts = normalized.row_counts if normalized else {}
     return int(counts.get(EVENTS_TABLE, 0))
 
 
@@ -182,7 +184,7 @@ def replied_events_from_pipeline(
     try:
         with untraced_config(), pipeline.sql_client() as client:  # see pipelines/dlt_private.py
             rows = client.execute_sql(query.format(table=client.make_qualified_table_name(EVENTS_TABLE)), *args)
-    except Exception as exc:  # no events table yet (first run) or no destination
+    except Exception as exc:  # noqa: BLE001 - no events table yet, or no destination: bodies come from the API
         log.debug("no lead.replied events in the warehouse: %s", type(exc).__name__)
         return []
     out: list[dict[str, Any]] = []

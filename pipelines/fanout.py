@@ -63,7 +63,7 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
             while True:
                 try:
                     out.put(_DONE, timeout=0.2)
-                    return
+                    break
                 except queue.Full:
                     if stop.is_set():
                         try:

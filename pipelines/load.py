@@ -121,6 +121,7 @@ def _report(extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], load
         bodies_from_events=plan.counters.get("bodies_from_events", 0),
         bodies_deferred=plan.counters.get("bodies_deferred", 0),
         campaigns_changed=len(plan.changed_campaign_ids),
+        campaigns_from_events=len(plan.campaigns_from_events),
         campaigns_total=len(plan.campaigns),
         recipient_pages_read=sum(g.pages_read for g in guides),
         recipient_pages_listed=sum(g.last_page or 0 for g in guides),

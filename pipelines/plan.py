@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from pipelines import settings as S
@@ -27,6 +28,11 @@ from pipelines.state import WorkspaceState
 from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
+
+#: webhook events that make a quick sync read their campaign again (issue 15): the campaign list's running
+#: totals have no unsubscribe count, so an unsubscribe leaves the fingerprint alone; a bounce changes it
+#: too, but its event may be loaded before the list shows it
+REREAD_EVENTS = ("lead.unsubscribed", "lead.bounced")
 
 
 def plan_batch(
@@ -62,12 +68,52 @@ def plan_batch(
             for cid, fp in plan.fingerprints.items()
             if batch.mode == "full" or plan.state.fingerprints.get(cid) != fp
         ]
+    if batch.mode == "quick":
+        _mark_campaigns_from_events(batch, reader)
+    for plan in batch.ok_plans:
         # the ETA knows the recipient pages to come
         plan.progress.expect(
             expected_recipient_pages(plan.campaigns, plan.changed_campaign_ids, batch.mode, S.PER_PAGE_RECIPIENTS)
         )
     _read_stats(batch)
     _guide_pages(batch, reader)
+
+
+def _mark_campaigns_from_events(batch: Batch, reader: WarehouseReader) -> None:
+    """Quick: a campaign named by a lead.unsubscribed or lead.bounced event loaded (from the spool, this run
+    or between runs) after the workspace's last committed sync is read again though its fingerprint did not
+    change, so the recipient is right in the warehouse before the nightly full sync. A workspace without a
+    committed state reads every campaign anyway."""
+    plans = [p for p in batch.ok_plans if p.state.loaded_at is not None]
+    if not plans:
+        return
+    since = min(_utc(p.state.loaded_at) for p in plans)
+    found = reader.lead_event_campaigns(REREAD_EVENTS, since)
+    for plan in plans:
+        last = _utc(plan.state.loaded_at)
+        changed = set(plan.changed_campaign_ids)
+        for campaign_id, workspace_id, loaded_at in found:
+            if (
+                campaign_id in plan.fingerprints
+                and campaign_id not in changed
+                and workspace_id in (None, plan.workspace_id)
+                and loaded_at is not None
+                and _utc(loaded_at) > last
+            ):
+                plan.changed_campaign_ids.append(campaign_id)
+                plan.campaigns_from_events.append(campaign_id)
+                changed.add(campaign_id)
+        if plan.campaigns_from_events:
+            log.info(
+                "workspace %s: %d campaign(s) read again for webhook events (%s)",
+                plan.workspace_id, len(plan.campaigns_from_events), ", ".join(REREAD_EVENTS),
+            )  # fmt: skip
+
+
+def _utc(value: Any) -> datetime:
+    """A timestamp from the warehouse as an aware UTC datetime (DuckDB may hand back a naive one)."""
+    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _read_lists(batch: Batch) -> None:

@@ -41,8 +41,8 @@ _STATUS_COUNTERS = {"replied": 4, "bounced": 5, "unsubscribed": 6, "pending": 7}
 
 def row_vector(item: Mapping[str, Any]) -> Vector:
     """What one API recipient adds to each counter."""
-    v = [1, _int(item.get("current_step")), int(item.get("opened_at") is not None), int(item.get("clicked_at") is not None),
-         0, 0, 0, 0]  # fmt: skip
+    v = [1, _int(item.get("current_step")), int(item.get("opened_at") is not None),
+         int(item.get("clicked_at") is not None), 0, 0, 0, 0]  # fmt: skip
     slot = _STATUS_COUNTERS.get(str(item.get("status")))
     if slot is not None:
         v[slot] = 1
@@ -65,7 +65,7 @@ def _int(value: Any) -> int:
 
 
 def _add(a: Vector, b: Vector, sign: int = 1) -> Vector:
-    return tuple(x + sign * y for x, y in zip(a, b))
+    return tuple(x + sign * y for x, y in zip(a, b, strict=True))
 
 
 @dataclass(frozen=True)
@@ -170,11 +170,11 @@ class PageGuide:
             return self._next_unread()
         if self._have == self._need:
             return None
-        number = self._next_candidate()
-        if number is None:
+        candidate = self._next_candidate()
+        if candidate is None:
             self._read_whole("stats did not add up after the likely pages")
             return self._next_unread()
-        return number
+        return candidate
 
     def _next_unread(self) -> int | None:
         limit = self.last_page if self.last_page is not None else 1

@@ -23,6 +23,7 @@ class WorkspaceReport:
     bodies_from_events: int = 0
     bodies_deferred: int = 0
     campaigns_changed: int = 0
+    campaigns_from_events: int = 0  # quick: of them, re-read for a lead.unsubscribed/bounced event alone
     campaigns_total: int = 0
     recipient_pages_read: int = 0
     recipient_pages_listed: int = 0  # pages the changed campaigns have (a full read reads them all)
@@ -82,7 +83,9 @@ class SyncReport:
             lines.append(
                 f"- {ws.workspace_name} ({ws.workspace_id}, pipeline {ws.pipeline_name}): {ws.requests} requests, "
                 f"{ws.rate_limited} 429s; "
-                f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}, recipient pages read "
+                f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}"
+                + (f" ({ws.campaigns_from_events} from webhook events)" if ws.campaigns_from_events else "")
+                + ", recipient pages read "
                 f"{ws.recipient_pages_read}/{ws.recipient_pages_listed}; bodies fetched "
                 f"{ws.bodies_fetched}, from events {ws.bodies_from_events}, deferred {ws.bodies_deferred}; {stages}"
             )
@@ -119,7 +122,7 @@ class SyncReport:
         if drift["new_values"]:
             lines.append("new values seen (the spec lists none for these): " + _counts(drift["new_values"]))
         if drift["coerced"]:
-            lines.append("coerced without loss (another JSON type, e.g. \"42\" for 42): " + _counts(drift["coerced"]))
+            lines.append('coerced without loss (another JSON type, e.g. "42" for 42): ' + _counts(drift["coerced"]))
         return lines
 
     def to_markdown(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -9,8 +10,12 @@ if TYPE_CHECKING:
 
 SOURCE_NAME = "outreach"
 DATASET_NAME = "outreach"
+# The defaults every layer uses (pipelines, models, flows, dashboard, receiver import them from here, a module
+# without dependencies; the settings object, pipelines/config.py, takes its defaults from them)
 DEFAULT_DUCKDB_PATH = "data/outreach.duckdb"
 DEFAULT_SPOOL_DIR = "data/spool"
+DEFAULT_STORAGE_VERSION = "v1.0.0"  # DuckDB storage format of a warehouse (and BI file) we create
+DEFAULT_MEMORY_LIMIT = "64MB"
 PIPELINE_PREFIX = "outreach_"
 EVENTS_PIPELINE_NAME = "outreach_events"
 
@@ -80,6 +85,13 @@ _COLUMNS_FACTORY: dict[str, Any] = {
         "created_at": _ts(),
         "synced_at": _ts(),
         "observed_at": _ts(),  # the service's clock when the account was read
+    },
+    # GET /account's versions (scd2): the credit balance, plan, name and counts, without the run's clocks
+    # (synced_at, observed_at would make every run a change); `workspaces` keeps the current row
+    "workspace_history": lambda: {
+        "id": _text(nullable=False),
+        "workspace_id": _text(merge_key=True),
+        "created_at": _ts(),
     },
     "campaigns": lambda: {
         "id": _text(nullable=False),
@@ -153,6 +165,7 @@ SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variant
 
 TABLES = (
     "workspaces",
+    "workspace_history",
     "campaigns",
     "campaign_recipients",
     "campaign_stats",
@@ -162,3 +175,9 @@ TABLES = (
     "email_accounts",
     "webhook_event_types",
 )
+
+
+def bi_path_for(duckdb_path: str | Path) -> Path:
+    """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN.md contract)."""
+    path = Path(duckdb_path)
+    return path.with_name(f"{path.stem}_bi.duckdb")

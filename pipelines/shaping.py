@@ -376,7 +376,7 @@ class DriftGuard:
             types.setdefault(table, {}).update(hinted)
         try:
             schema = pipeline.default_schema if pipeline.default_schema_name else None
-        except Exception:
+        except Exception:  # noqa: BLE001 - no readable stored schema yet: the spec's and settings' types stand
             schema = None
         if schema is not None:
             for table in schema.data_table_names():

@@ -1,7 +1,7 @@
 """The dlt source of one batch of workspaces of the Outreach Campaign Service API.
 
-API: see shared/api-spec.md (GET /account, /campaigns, /campaigns/{id}/leads, /campaigns/{id}/stats,
-/replies, /replies/{id}, /email-accounts, /hooks/events).
+What it reads (docs/CATALOG.md): GET /account, /campaigns, /campaigns/{id}/leads, /campaigns/{id}/stats,
+/replies, /replies/{id}, /email-accounts, /hooks/events.
 
 What each workspace reads is decided before extraction (`pipelines.plan`); the resources here fetch
 what streams (recipient pages, replies, reply bodies) and shape every row. Each resource carries the
@@ -51,6 +51,7 @@ def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResour
     boundary = batch.service_time()
     return [
         workspaces(batch),
+        workspace_history(batch, boundary),
         campaigns(batch, boundary),
         email_accounts(batch, boundary),
         webhook_event_types(batch),
@@ -78,6 +79,27 @@ def workspaces(batch: Batch) -> DltResource:
             yield rows
 
     return _workspaces()
+
+
+def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
+    """GET /account's versions (issue 15: credits history): scd2 partitioned by workspace_id, a new version
+    whenever the balance, plan, name or counts change. `workspaces` keeps the current row with the run's
+    synced_at and observed_at, which would make every run a new version here."""
+
+    @dlt.resource(
+        name="workspace_history", write_disposition=_scd2(boundary), columns=S.columns_for("workspace_history")
+    )
+    def _history() -> Iterator[list[dict[str, Any]]]:
+        rows = []
+        for plan in batch.ok_plans:
+            row = workspace_row(plan.workspace.account, batch.synced_at)
+            del row["synced_at"]
+            rows.append(row)
+            plan.add_rows("workspace_history", 1)
+        if rows:
+            yield rows
+
+    return _history()
 
 
 def campaigns(batch: Batch, boundary: datetime) -> DltResource:

@@ -34,10 +34,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pipelines import settings as S
+
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-DEFAULT_SPOOL_DIR = Path("data/spool")
+DEFAULT_SPOOL_DIR = Path(S.DEFAULT_SPOOL_DIR)
 DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_FILE_AGE_S = 60.0
 

@@ -56,6 +56,7 @@ class WorkspaceState:
     event_types_loaded: bool = False
     last_full_at: datetime | None = None
     last_quick_at: datetime | None = None
+    loaded_at: datetime | None = None  # when the load that committed this state completed (`_dlt_loads`)
 
 
 def state_row(
@@ -106,18 +107,19 @@ def read_states(client: Any, workspace_ids: Sequence[str]) -> dict[str, Workspac
     marks = ", ".join(["%s"] * len(workspace_ids))
     rows = client.execute_sql(
         f"select s.workspace_id, s.fingerprints, s.reply_cursor, s.event_types_loaded, s.last_full_at, "
-        f"s.last_quick_at from {table} s join {loads} l on l.load_id = s._dlt_load_id and l.status = 0 "
+        f"s.last_quick_at, l.inserted_at from {table} s join {loads} l on l.load_id = s._dlt_load_id and l.status = 0 "
         f"where s.workspace_id in ({marks})",
         *workspace_ids,
     )
     out: dict[str, WorkspaceState] = {}
-    for ws, fingerprints, cursor, types_loaded, last_full, last_quick in rows or []:
+    for ws, fingerprints, cursor, types_loaded, last_full, last_quick, loaded_at in rows or []:
         out[str(ws)] = WorkspaceState(
             fingerprints=_as_dict(fingerprints),
             reply_cursor=_iso(cursor),
             event_types_loaded=bool(types_loaded),
             last_full_at=last_full,
             last_quick_at=last_quick,
+            loaded_at=loaded_at,
         )
     return out
 

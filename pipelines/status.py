@@ -56,6 +56,9 @@ class WarehouseStatus:
     synced: bool
     note: str = ""  # why there is nothing to show (never synced, a sync holds the file)
     workspaces: list[WorkspaceStatus] = field(default_factory=list)
+    #: the last model build's `dbt source freshness` (models.freshness.FreshnessReport.to_dict()); None when
+    #: no build recorded one. Plain JSON, so pipelines need not import models; the command line fills it.
+    source_freshness: dict[str, Any] | None = None
 
 
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
@@ -248,6 +251,7 @@ def render(status: WarehouseStatus) -> Any:
 
     if not status.synced:
         return Text(status.note)
+    freshness = _freshness_table(status.source_freshness)
     table = Table(title=f"outreach status: {status.warehouse}", expand=False)
     for column in (
         "workspace",
@@ -274,7 +278,7 @@ def render(status: WarehouseStatus) -> Any:
         )
     earlier = [(ws, run) for ws in status.workspaces for run in ws.runs[1:]]
     if not earlier:
-        return table
+        return Group(table, freshness)
     runs = Table(title="earlier runs", expand=False)
     for column in ("workspace", "mode", "started", "ended", "outcome", "rows loaded"):
         runs.add_column(column)
@@ -287,7 +291,30 @@ def render(status: WarehouseStatus) -> Any:
             run.outcome,
             _pairs(run.rows_loaded),
         )
-    return Group(table, runs)
+    return Group(table, runs, freshness)
+
+
+def _freshness_table(report: dict[str, Any] | None) -> Any:
+    """The last build's source freshness: one row per raw table with a threshold, or a line saying why not."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if report is None:
+        return Text("source freshness: not checked yet (run `outreach models`)")
+    if report.get("error"):
+        return Text(f"source freshness at {report.get('checked_at')}: not checked ({report['error']})")
+    table = Table(title=f"source freshness (last model build, {report.get('checked_at')})", expand=False)
+    for column in ("source", "status", "newest synced_at", "warn after", "error after"):
+        table.add_column(column)
+    for source in report.get("sources") or []:
+        table.add_row(
+            str(source.get("source")),
+            str(source.get("status")),
+            str(source.get("max_loaded_at") or source.get("message") or "-"),
+            str(source.get("warn_after") or "-"),
+            str(source.get("error_after") or "-"),
+        )
+    return table
 
 
 def _when(value: datetime | None) -> str:
@@ -312,4 +339,15 @@ def lines(status: WarehouseStatus) -> Sequence[str]:
             + f"; newest reply {_when(ws.newest_reply)}; last full {_when(ws.last_full_at)}; "
             f"deferred bodies {ws.deferred_bodies}; last error {ws.last_error or '-'}"
         )
-    return out
+    return out + _freshness_lines(status.source_freshness)
+
+
+def _freshness_lines(report: dict[str, Any] | None) -> list[str]:
+    if report is None:
+        return ["source freshness: not checked yet (run `outreach models`)"]
+    if report.get("error"):
+        return [f"source freshness: not checked ({report['error']})"]
+    return [
+        f"source freshness {s.get('source')}: {s.get('status')} (newest synced_at {s.get('max_loaded_at') or '-'})"
+        for s in report.get("sources") or []
+    ]

@@ -23,6 +23,8 @@ from pipelines.batch import KnownBody
 from pipelines.recipient_pages import COUNTERS, StoredCampaign, StoredPage
 from pipelines.state import STATE_TABLE, WorkspaceState, read_states
 
+EVENTS_TABLE = "events"  # pipelines.events.EVENTS_TABLE (not imported: it pulls in the spool)
+
 log = logging.getLogger(__name__)
 
 ID_CHUNK = 1000  # ids per `in (...)` list
@@ -66,7 +68,7 @@ class WarehouseReader:
                     client = self.pipeline.destination_client()
                     client.__enter__()
                     self._client = client
-                wanted = [*S.TABLES, STATE_TABLE, "_dlt_loads"]
+                wanted = [*S.TABLES, STATE_TABLE, EVENTS_TABLE, "_dlt_loads"]
                 self._tables = {name for name, columns in self._client.get_storage_tables(wanted) if columns}
         return self._tables
 
@@ -79,6 +81,27 @@ class WarehouseReader:
             return {}
         with self._sql() as client:
             return read_states(client, workspace_ids)
+
+    def lead_event_campaigns(
+        self, events: Sequence[str], since: datetime | None
+    ) -> list[tuple[str, str | None, datetime | None]]:
+        """Campaigns named by webhook `events` (e.g. lead.unsubscribed) whose load committed after `since`:
+        (campaign id, the event's workspace id or None, when its newest such load completed)."""
+        if not events or not self.has(EVENTS_TABLE, "_dlt_loads"):
+            return []
+        with self._sql() as client:
+            table = client.make_qualified_table_name(EVENTS_TABLE)
+            loads = client.make_qualified_table_name("_dlt_loads")
+            marks = ", ".join(["%s"] * len(events))
+            after = " and l.inserted_at > %s" if since is not None else ""
+            rows = client.execute_sql(
+                f"select e.campaign_id, e.workspace_id, max(l.inserted_at) from {table} e join {loads} l "
+                f"on l.load_id = e._dlt_load_id and l.status = 0 where e.event in ({marks}) "
+                f"and e.campaign_id is not null{after} group by e.campaign_id, e.workspace_id",
+                *events,
+                *([since] if since is not None else []),
+            )
+        return [(str(c), None if w is None else str(w), t) for c, w, t in rows or []]
 
     def deferred_reply_ids(self, workspace_ids: Sequence[str]) -> dict[str, list[str]]:
         """Ids of current replies still without a body, per workspace."""
@@ -133,7 +156,7 @@ class WarehouseReader:
                 sql = _STORED_PAGES_SQL.format(per_page=int(per_page), table=recipients, ids=marks)
                 with client.execute_query(sql, *campaign_ids) as cursor:
                     columns = [c[0] for c in cursor.description]
-                    rows = [dict(zip(columns, r)) for r in cursor.fetchall()]
+                    rows = [dict(zip(columns, r, strict=True)) for r in cursor.fetchall()]
                 statuses = dict(
                     client.execute_sql(
                         f"select campaign_id, campaign_status from {stats} where deleted_at is null "

@@ -18,6 +18,7 @@ import duckdb
 import psutil
 import pytest
 
+from doc_blocks import as_run_here, doc_block
 from pipelines import demo_guard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +109,26 @@ def test_demo_marks_its_warehouse_with_the_sandbox_workspaces(demo_run: DemoRun)
     marker = demo_guard.read_marker(demo_run.warehouse)
     assert marker is not None and len(marker.workspace_ids) >= 2
     assert _workspaces(demo_run.warehouse) == set(marker.workspace_ids)
+
+
+def test_the_readme_command_finds_the_demo_pipelines(demo_run: DemoRun) -> None:
+    """README.md's `dlt pipeline --pipelines-dir data/.outreach_demo_dlt ...` block, run as written in the
+    demo's directory: it lists one pipeline per sandbox workspace and `info` finds the first."""
+    assert demo_run.done.returncode == 0, demo_run.done.stderr[-3000:]
+    names = sorted(f"outreach_{wid.replace('-', '_')}" for wid in _workspaces(demo_run.warehouse))
+    script = as_run_here(
+        doc_block("README.md", "demo-pipelines"), Path(sys.executable).parent, {"outreach_<workspace_id>": names[0]}
+    )
+    env = {k: v for k, v in _user_env().items() if not k.startswith("DLT_")}
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=demo_run.cwd, env=env, capture_output=True, text=True, check=False, timeout=120
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{script}\n{output[-3000:]}"
+    listing, _, info = output.partition("Found pipeline")
+    assert all(name in listing for name in names), output
+    assert f" {names[0]} in data/.outreach_demo_dlt\n" in info, output  # the demo's directory, as given
+    assert "dataset_name: outreach" in info, output
 
 
 def test_a_sync_of_another_workspace_into_the_demo_warehouse_refuses_in_one_line(

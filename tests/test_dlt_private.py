@@ -11,6 +11,7 @@ from typing import Any
 
 import dlt
 import pytest
+from dlt.pipeline.exceptions import PipelineStepFailed
 
 from pipelines.destination import make_pipeline, warehouse_target
 
@@ -95,7 +96,7 @@ def _check_three_part_names(tmp_path: Path, caplog: pytest.LogCaptureFixture) ->
         dataset_name="ds",
         pipelines_dir=str(tmp_path / "plain"),
     )
-    with pytest.raises(Exception):
+    with pytest.raises(PipelineStepFailed):
         plain.run([{"id": 1}], table_name="t", write_disposition="merge", primary_key="id")
     assert "identical to the dataset name" in caplog.text, "the control did not capture dlt's warning"
     caplog.clear()

@@ -177,7 +177,8 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     assert len(keyed) == 1, [a.key for a in gathered["artifacts"]]
     markdown = str(keyed[0].data)
     for needle in ("Time per stage", "extract+normalize", "| load |", "build models", "data tests",
-                   "publish BI", "429s", "deferred", "| campaign_recipients |", "Models and data tests"):
+                   "publish BI", "429s", "deferred", "| campaign_recipients |", "Models and data tests",
+                   f"[report.html]({(tmp_path / 'report.html').resolve().as_uri()})"):
         assert needle in markdown, f"{needle!r} missing from the artifact"
 
     # No key in any parameter, log line or artifact of the run or its subflows.
@@ -257,10 +258,11 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
         rate_limit_per_minute=FAST_PACE,
         pipelines_dir=str(tmp_path / "dlt"),
     )
-    assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI"}
+    assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI", "dashboard"}
     gathered = _gather(run_id)
     names = {t.name.rsplit("-", 1)[0] for t in gathered["task_runs"]}
-    assert {"extract-normalize", "load", "build-models-and-data-tests", "publish-bi", "publish-report"} <= names
+    assert {"extract-normalize", "load", "build-models-and-data-tests", "publish-bi", "write-dashboard",
+            "publish-report"} <= names
     extracts = [t for t in gathered["task_runs"] if t.name.startswith("extract-normalize")]
     assert len(calls) == 2 and len(extracts) == 1 and extracts[0].run_count == 2
     with duckdb.connect(str(stages.bi_path_for(warehouse)), read_only=True) as con:
@@ -268,6 +270,10 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
             (key["workspace_id"],)
         ]
     assert len(gathered["artifacts"]) == 1 and "| data test |" in str(gathered["artifacts"][0].data)
+    # The dashboard, drawn after the good build from the BI file, linked from the artifact.
+    dashboard = tmp_path / "report.html"
+    assert dashboard.stat().st_size > 100_000
+    assert f"## Dashboard\n\n[report.html]({dashboard.resolve().as_uri()})" in str(gathered["artifacts"][0].data)
 
 
 def test_prefect_yaml_deployments_register_and_the_no_overlap_limits_hold(prefect_harness: str) -> None:

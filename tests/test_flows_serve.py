@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import duckdb
 import httpx
 import psutil
+from doc_blocks import as_run_here, doc_block
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 WHEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
@@ -92,8 +94,11 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SOURCES__", "DESTINATION__"))}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")  # the user's own home; the server gets a temporary one
     homes_before = _temp_homes()
+    # flows/README.md's block, as written (``.venv/bin/`` is this interpreter's bin directory)
+    command = shlex.split(as_run_here(doc_block("flows/README.md", "serve"), Path(OUTREACH).parent), comments=True)
+    assert command == [OUTREACH, "serve"], command
     serve = subprocess.Popen(
-        [OUTREACH, "serve"], cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     output = _Output(serve)
     try:

@@ -11,7 +11,6 @@ directory, put first on ``PYTHONPATH`` as that checkout's own editable install w
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -22,18 +21,16 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
+from doc_blocks import doc_block
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "flows" / "README.md"
 BIN = Path(sys.executable).parent
 PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox")
 
 
 def readme_block(tag: str) -> str:
     """The shell block that follows ``<!-- tested: tag -->`` in flows/README.md."""
-    match = re.search(rf"<!-- tested: {re.escape(tag)} -->\s*```sh\n(.*?)```", README.read_text(), re.DOTALL)
-    assert match, f"flows/README.md has no shell block marked <!-- tested: {tag} -->"
-    return match.group(1)
+    return doc_block("flows/README.md", tag)
 
 
 def run_block(tag: str, api_url: str, cwd: Path, env: dict[str, str], *, extra: str = "", timeout: float = 180) -> str:

@@ -31,7 +31,7 @@ MARTS = {
     "lead_timeline", "campaign_event_daily", "campaign_weekly", "launch_cohorts", "send_time_performance",
     "company_rollup", "workspace_credits_daily",
 }  # fmt: skip
-#: the contract of ../shared/DESIGN.md
+#: the contract of docs/DESIGN.md
 DESIGN_TABLES = {
     "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "reply_outcomes",
     "recipient_funnel", "workspace_overview",

@@ -94,6 +94,17 @@ def raw(
     f["replies"] = rep
     f["daily"] = _read(con, "select * from outreach.campaign_daily_sends")
     f["workspaces"] = _read(con, "select * from outreach.workspaces")
+    # the account's versions: raw workspace_history (scd2), else (synced before it existed) raw workspaces
+    has_history = bool(con.execute(
+        "select count(*) from information_schema.tables where table_schema = 'outreach' "
+        "and table_name = 'workspace_history'"
+    ).fetchall()[0][0])  # fmt: skip
+    if has_history:
+        hist = _read(con, "select * from outreach.workspace_history")
+        fallback = f["workspaces"][~f["workspaces"]["id"].isin(hist["id"])]
+        f["workspace_versions"] = pd.concat([hist, fallback], ignore_index=True)
+    else:
+        f["workspace_versions"] = f["workspaces"]
     has_events = bool(con.execute(
         "select count(*) from information_schema.tables where table_schema = 'outreach' and table_name = 'events'"
     ).fetchall()[0][0])  # fmt: skip
@@ -477,7 +488,7 @@ def check_engagement_marts(
 
 
 def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFrame:
-    ws = f["workspaces"].copy()
+    ws = f["workspace_versions"].copy()
     valid_from = (
         ws["_dlt_valid_from"]
         if "_dlt_valid_from" in ws
@@ -485,6 +496,12 @@ def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFr
     )
     observed = (
         ws["observed_at"] if "observed_at" in ws else pd.Series(pd.NaT, index=ws.index)
+    )
+    # a series ends at the last sync's observation: the current `workspaces` row's observed_at
+    rows = f["workspaces"]
+    current_rows = rows[rows["_dlt_valid_to"].isna()] if "_dlt_valid_to" in rows else rows
+    last_seen = (
+        current_rows.set_index("id")["observed_at"] if "observed_at" in current_rows else pd.Series(dtype=object)
     )
     ws["from_at"] = _ts(valid_from.where(valid_from.notna(), observed)).fillna(now)
     ws["valid_to"] = _ts(ws["_dlt_valid_to"]) if "_dlt_valid_to" in ws else pd.NaT
@@ -508,12 +525,7 @@ def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFr
         )
         first = versions["day"].min()
         if versions["current"].any():
-            cur = versions[versions["current"]].iloc[-1]
-            seen = (
-                _ts(pd.Series([cur["observed_at"]])).iloc[0]
-                if "observed_at" in versions
-                else pd.NaT
-            )
+            seen = _ts(pd.Series([last_seen.get(wid)])).iloc[0]
             last = max(first, (now if pd.isna(seen) else seen).date())
         else:
             last = versions["valid_to"].max().date()

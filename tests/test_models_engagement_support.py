@@ -57,6 +57,10 @@ class Delivered:
     def advance(self, seconds: float, timeout: float = 120.0) -> list[dict[str, Any]]:
         """Move the service's clock and wait until every delivery is done; returns the deliveries to us."""
         self.sandbox.advance(seconds)
+        return self.deliveries(timeout)
+
+    def deliveries(self, timeout: float = 120.0) -> list[dict[str, Any]]:
+        """Every delivery to our receiver so far, once none is pending (the clock does not move)."""
         deadline = time.monotonic() + timeout
         while True:
             body = httpx.get(
@@ -88,10 +92,10 @@ class Delivered:
 
 @contextmanager
 def delivered_sandbox(
-    make_sandbox: Callable[..., Any], workdir: Path, scale: str = "small"
+    make_sandbox: Callable[..., Any], workdir: Path, scale: str = "small", workspaces: int = 2
 ) -> Iterator[Delivered]:
     """A sandbox, its receiver and the keys; the warehouse is `<workdir>/outreach.duckdb` (the default name)."""
-    sandbox = make_sandbox(scale=scale, rate_limit=0, insecure_hooks=True)
+    sandbox = make_sandbox(scale=scale, rate_limit=0, insecure_hooks=True, workspaces=workspaces)
     keys = sandbox.keys()
     admins = {
         k["workspace_id"]: k

@@ -155,6 +155,33 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
     BENCH_OUT.mkdir(parents=True, exist_ok=True)
     shutil.copy(tmp_path / "report.png", BENCH_OUT / "report.png")
     shutil.copy(tmp_path / "report-campaign.png", BENCH_OUT / "report-campaign.png")
+    _docs_site_opens(tmp_path / "outreach.duckdb", tmp_path)
+
+
+# dbt-docs ships templates its page requests before they are expanded: `src="{{ getIcon(...) }}"` in the
+# sidebar and `${require('./assets/favicons/favicon.ico')}`. On our loopback server each is a 404 (never a
+# request outside the site); any other failed request fails the test.
+UNEXPANDED_TEMPLATE = "%7B"  # a literal `{` in the requested path
+
+
+def _docs_site_opens(warehouse: Path, tmp_path: Path) -> None:
+    """`outreach docs`' site of the same warehouse: a mart's page with its columns' docs and types."""
+    from models.docs_site import generate_docs
+    from models.settings import resolve_target
+
+    site = generate_docs(resolve_target(warehouse))
+    with HeadlessChromium(tmp_path / "docs-profile") as browser:
+        opened = browser.open(site, ready="document.querySelectorAll('a').length > 20", timeout_s=60, serve=True)
+        opened.page.goto(opened.page.url.split("#")[0] + "#!/model/model.outreach.campaign_performance")
+        opened.page.wait_for_function("document.body.innerText.includes('human_reply_rate')", timeout=30_000)
+        text = " ".join(opened.evaluate("document.body.innerText").split())
+        # the column's doc from the yml, and its type from the warehouse's catalog
+        assert "human_reply_rate DOUBLE % count_human_replied / count_contacted" in text, text[:2000]
+        opened.page.screenshot(path=str(tmp_path / "docs.png"), full_page=True)
+    assert opened.outside_requests == [], opened.outside_requests
+    assert all(UNEXPANDED_TEMPLATE in url for url in opened.failed_requests), opened.failed_requests
+    assert len(opened.console_errors) == len(opened.failed_requests), opened.console_errors
+    assert (tmp_path / "docs.png").stat().st_size > 20_000
 
 
 

@@ -1,6 +1,6 @@
 """Independent spec-conformance check of the sandbox: read endpoints, shapes, paging, orders.
 
-Written from /work/shared/api-spec.md (parts 2, 4, 8) and the control-plane contract in DESIGN.md,
+Written from the API's interface description (parts 2, 4, 8) and the control-plane contract in DESIGN.md,
 without reading the sandbox's code. Read-only checks use ``shared_small_sandbox`` and never change
 its state. Errors live in test_spec_conformance_errors.py, state changes in *_writes.py, the
 control plane in *_control.py and webhook delivery in *_delivery.py.

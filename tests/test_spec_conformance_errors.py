@@ -1,6 +1,6 @@
 """Independent spec-conformance check of the sandbox: errors (part 5 and 7) and limits (part 8).
 
-Written from /work/shared/api-spec.md alone. Each test starts its own tiny sandbox, because a
+Written from the API's interface description (version 1.0) alone. Each test starts its own tiny sandbox, because a
 sandbox that wrongly accepts a refused request would otherwise change shared state.
 """
 

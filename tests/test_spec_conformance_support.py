@@ -1,6 +1,6 @@
 """Helpers for the spec-conformance checks (no tests here).
 
-Written from ``/work/shared/api-spec.md`` and the control-plane contract in DESIGN.md only,
+Written from the API's interface description and the control-plane contract in DESIGN.md only,
 without reading the sandbox's code. Every predicate below names the spec rule it encodes.
 """
 

@@ -1,6 +1,6 @@
 """Independent spec-conformance check of the sandbox: changes and state transitions (parts 3 and 4).
 
-Written from /work/shared/api-spec.md alone. Each test starts its own tiny sandbox.
+Written from the API's interface description (version 1.0) alone. Each test starts its own tiny sandbox.
 """
 
 from __future__ import annotations

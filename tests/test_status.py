@@ -104,3 +104,46 @@ def test_status_shows_runs_rows_cursors_deferred_bodies_and_the_last_error_witho
     assert table.returncode == 0, table.stderr
     for needle in ("outreach status", "last run", "deferred bodies", "quick", "ok", "key #3", "API key rejected (401)"):
         assert needle in table.stdout, f"{needle!r} missing:\n{table.stdout}"
+
+
+def test_status_shows_the_last_builds_source_freshness_per_source(make_sandbox: Any, tmp_path: Path) -> None:
+    """`dbt source freshness` of the last model build (models.freshness, saved beside the warehouse) appears per
+    source in the table and in --json; a source made stale shows its new outcome after the next check."""
+    import duckdb
+
+    from models.freshness import check_freshness
+    from models.settings import resolve_target
+
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    db = tmp_path / "outreach.duckdb"
+    run_sync(
+        mode="full", api_keys=admin_keys(sb), base_url=sb.base_url, duckdb_path=db, pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "no-spool", progress=False, rate_limit_per_minute=0, reply_body_cap=0,
+    )  # fmt: skip
+    before = _status("--duckdb", str(db), "--json", cwd=tmp_path)
+    assert before.returncode == 0, before.stderr
+    assert json.loads(before.stdout)["source_freshness"] is None
+    table = _status("--duckdb", str(db), cwd=tmp_path).stdout
+    assert "source freshness: not checked yet (run `outreach models`)" in table
+
+    fresh = check_freshness(resolve_target(db))
+    assert not fresh.error and {s.status for s in fresh.sources} == {"pass"}, fresh.to_dict()
+    shown = json.loads(_status("--duckdb", str(db), "--json", cwd=tmp_path).stdout)["source_freshness"]
+    assert shown == fresh.to_dict()
+    assert {s["source"] for s in shown["sources"]} >= {"workspaces", "campaign_recipients", "replies"}
+
+    con = duckdb.connect(str(db))  # the last quick sync 4 hours ago: past workspaces' 3-hour error threshold
+    try:
+        con.execute("update outreach.outreach.workspaces set synced_at = synced_at - interval 4 hour")
+    finally:
+        con.close()
+    stale = check_freshness(resolve_target(db))
+    by_source = {s.source: s.status for s in stale.sources}
+    assert by_source["workspaces"] == "error" and by_source["replies"] == "pass", by_source
+    shown = json.loads(_status("--duckdb", str(db), "--json", cwd=tmp_path).stdout)["source_freshness"]
+    assert {s["source"]: s["status"] for s in shown["sources"]} == by_source
+    table = _status("--duckdb", str(db), cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if " workspaces " in line and "45 minutes" in line)
+    assert "error" in row and "3 hours" in row, table.stdout
+    assert "source freshness (last model build" in table.stdout
