@@ -7,9 +7,9 @@ import logging
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ TIMEOUT_S = 45 * 60
 TIMEOUT_S_BY_NAME = {"soak": 120 * 60}
 
 
-def _json_lines(text: str) -> Optional[Any]:
+def _json_lines(text: str) -> Any | None:
     """The script's JSON line, or the list of them when it prints one per case."""
     found = []
     for line in text.splitlines():
@@ -47,7 +47,7 @@ def _json_lines(text: str) -> Optional[Any]:
 def run_external(name: str) -> dict[str, Any]:
     """Run one script from the repository root; return {name, date, wall_s, ok, result | error}."""
     script = BENCH_DIR.parent / SCRIPTS[name]
-    record: dict[str, Any] = {"name": name, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    record: dict[str, Any] = {"name": name, "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     if not script.exists():
         record.update(ok=False, error=f"{SCRIPTS[name]} does not exist yet", result=None)
         return record
