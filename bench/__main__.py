@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from bench.external import SCRIPTS, run_external
 from bench.results import BENCH_DIR, RESULTS_MD, load_results, save_record
@@ -30,9 +30,27 @@ GUESS_S = {
     "tiny": {"full": 30, "incremental": 45, "idle": 45, "faults": 40, "paced": 60, "paced_incremental": 60},
     "small": {"full": 60, "incremental": 90, "idle": 90, "faults": 90, "paced": 400, "paced_incremental": 400},
     "medium": {"full": 300, "incremental": 500, "idle": 450, "faults": 400, "paced": 1800, "paced_incremental": 900},
-    "large": {"full": 2400, "incremental": 3600, "idle": 3400, "faults": 3000, "paced": 12000, "paced_incremental": 6000},
+    "large": {
+        "full": 2400,
+        "incremental": 3600,
+        "idle": 3400,
+        "faults": 3000,
+        "paced": 12000,
+        "paced_incremental": 6000,
+    },
 }
-GUESS_OTHER_S = {LOCAL_SPEED: 400, "sync_pacing": 300, "sync_memory": 600, "models_build": 600, "receiver_throughput": 60, "sandbox_start": 60, "report_scale": 90, "scale_out": 300, "storage_format": 300}
+GUESS_OTHER_S = {
+    LOCAL_SPEED: 400,
+    "sync_pacing": 300,
+    "sync_memory": 600,
+    "models_build": 600,
+    "receiver_throughput": 60,
+    "sandbox_start": 60,
+    "report_scale": 90,
+    "scale_out": 300,
+    "storage_format": 300,
+    "soak": 2400,
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,7 +88,7 @@ def _print_line(record: dict[str, Any]) -> None:
 
 
 def _human(rec: dict[str, Any]) -> str:
-    def x(v: Optional[float]) -> str:
+    def x(v: float | None) -> str:
         return "-" if v is None else f"{v:.2f}x"
 
     return (
@@ -84,7 +102,7 @@ def _human(rec: dict[str, Any]) -> str:
     )
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,

@@ -7,9 +7,9 @@ import logging
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -23,11 +23,13 @@ SCRIPTS = {
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
     "scale_out": "bench/scale_out.py",  # engine: N = 1, 10, 50, 200 workspaces, full and idle quick, CLI on DuckDB
     "storage_format": "bench/storage_format.py",  # BI readers: writing storage v1.0.0 vs v2.0.0, 1M recipients
+    "soak": "bench/soak.py",  # 50 quick syncs under faults, a model build after each, a BI reader throughout
 }
 TIMEOUT_S = 45 * 60
+TIMEOUT_S_BY_NAME = {"soak": 120 * 60}
 
 
-def _json_lines(text: str) -> Optional[Any]:
+def _json_lines(text: str) -> Any | None:
     """The script's JSON line, or the list of them when it prints one per case."""
     found = []
     for line in text.splitlines():
@@ -45,7 +47,7 @@ def _json_lines(text: str) -> Optional[Any]:
 def run_external(name: str) -> dict[str, Any]:
     """Run one script from the repository root; return {name, date, wall_s, ok, result | error}."""
     script = BENCH_DIR.parent / SCRIPTS[name]
-    record: dict[str, Any] = {"name": name, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    record: dict[str, Any] = {"name": name, "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
     if not script.exists():
         record.update(ok=False, error=f"{SCRIPTS[name]} does not exist yet", result=None)
         return record
@@ -55,7 +57,7 @@ def run_external(name: str) -> dict[str, Any]:
         cwd=str(BENCH_DIR.parent),
         capture_output=True,
         text=True,
-        timeout=TIMEOUT_S,
+        timeout=TIMEOUT_S_BY_NAME.get(name, TIMEOUT_S),
         check=False,
     )
     record["wall_s"] = round(time.perf_counter() - started, 1)

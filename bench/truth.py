@@ -17,9 +17,10 @@ recipient/stats changes quick is not expected to see). Tolerated differences are
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 import duckdb
 
@@ -30,9 +31,11 @@ STATS_TOTALS = (
     "replied", "bounced", "unsubscribed", "pending", "failed",
 )  # fmt: skip
 
+WAREHOUSE_ALIAS = "wh"
+
 # A field is (warehouse column, kind); kind is "plain", "ts" (compare as epoch ms) or "date".
 Field = tuple[str, str]
-ApiRows = Callable[[Snapshot], Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]]
+ApiRows = Callable[[Snapshot], Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]]
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,10 @@ class TableSpec:
     keys: tuple[Field, ...]
     values: tuple[Field, ...]
     api_rows: ApiRows  # yields (key, campaign_id or None, values)
-    campaign_column: Optional[str] = None  # for tolerating quick's blind spots
+    campaign_column: str | None = None  # for tolerating quick's blind spots
     scd2: bool = False
     extras_allowed: bool = False
-    is_read_index: Optional[int] = None  # position of is_read in values (ignored by quick)
+    is_read_index: int | None = None  # position of is_read in values (ignored by quick)
 
 
 @dataclass
@@ -63,7 +66,7 @@ class TableCheck:
     duplicates: int = 0
     tolerated: int = 0
     examples: list[str] = field(default_factory=list)
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -100,60 +103,68 @@ class TruthReport:
 # --- API side -------------------------------------------------------------------------------------
 
 
-def _workspace_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _workspace_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     a = s.account
-    yield (str(a["workspace"]["id"]),), None, (
-        a["workspace"]["name"],
-        a["plan"],
-        a["credits"]["balance"],
-        a["counts"]["campaigns"],
-        a["counts"]["email_accounts"],
-        a["counts"]["lists"],
+    yield (
+        (str(a["workspace"]["id"]),),
+        None,
+        (
+            a["workspace"]["name"],
+            a["plan"],
+            a["credits"]["balance"],
+            a["counts"]["campaigns"],
+            a["counts"]["email_accounts"],
+            a["counts"]["lists"],
+        ),
     )
 
 
-def _campaign_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _campaign_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for c in s.campaigns:
         stats = c.get("stats") or {}
         yield (str(c["id"]),), None, (c["name"], c["status"], *(stats.get(k) for k in CAMPAIGN_STATS))
 
 
-def _recipient_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _recipient_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for cid, rows in s.recipients.items():
         for r in rows:
             yield (r.id,), cid, (cid, *r.key)
 
 
-def _stats_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _stats_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for cid, st in s.stats.items():
         yield (cid,), cid, tuple(st["totals"].get(k) for k in STATS_TOTALS)
 
 
-def _variant_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _variant_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for cid, st in s.stats.items():
         for v in st.get("variants") or []:
             yield (cid, v["index"]), cid, (v["subject"], v["sent"], v["replied"])
 
 
-def _daily_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _daily_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for cid, st in s.stats.items():
         for d in st.get("daily") or []:
             yield (cid, d["date"]), cid, (d["sent"],)
 
 
-def _reply_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _reply_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for r in s.replies:
         cid = str(r["campaign_id"])
-        yield (str(r["id"]),), cid, (
+        yield (
+            (str(r["id"]),),
             cid,
-            str(r["email_account_id"]),
-            r["reply_type"],
-            epoch_ms(r["received_at"]),
-            r["is_read"],
+            (
+                cid,
+                str(r["email_account_id"]),
+                r["reply_type"],
+                epoch_ms(r["received_at"]),
+                r["is_read"],
+            ),
         )
 
 
-def _mailbox_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], Optional[str], tuple[Any, ...]]]:
+def _mailbox_rows(s: Snapshot) -> Iterable[tuple[tuple[Any, ...], str | None, tuple[Any, ...]]]:
     for m in s.mailboxes:
         yield (str(m["id"]),), None, (m["email"], m["is_active"], m["daily_send_limit"], m["sent_today"])
 
@@ -216,11 +227,12 @@ def _expr(column: str, kind: str, present: set[str]) -> str:
 
 def _warehouse_rows(
     con: duckdb.DuckDBPyConnection, dataset: str, spec: TableSpec, workspace_id: str, workspace_column: str
-) -> Optional[list[tuple[Any, ...]]]:
+) -> list[tuple[Any, ...]] | None:
     cols = {
         r[0]
         for r in con.execute(
-            "select column_name from information_schema.columns where table_schema = ? and table_name = ?",
+            "select column_name from information_schema.columns where table_catalog = current_database() "
+            "and table_schema = ? and table_name = ?",
             [dataset, spec.table],
         ).fetchall()
     }
@@ -304,6 +316,16 @@ def check_table(
     return check
 
 
+def connect_warehouse(duckdb_path: Path) -> duckdb.DuckDBPyConnection:
+    """The warehouse read-only under an alias: in a file named `outreach.duckdb` the catalog and the schema are
+    both `outreach`, so `outreach.<table>` would be ambiguous."""
+    con = duckdb.connect()
+    quoted = str(duckdb_path).replace("'", "''")
+    con.execute(f"attach '{quoted}' as {WAREHOUSE_ALIAS} (read_only)")
+    con.execute(f"use {WAREHOUSE_ALIAS}")
+    return con
+
+
 def check_warehouse(
     duckdb_path: Path,
     snap: Snapshot,
@@ -315,7 +337,7 @@ def check_warehouse(
     tolerate_campaigns: frozenset[str] = frozenset(),
 ) -> TruthReport:
     """Compare every table of `specs` in `duckdb_path` with the snapshot."""
-    con = duckdb.connect(str(duckdb_path), read_only=True)
+    con = connect_warehouse(duckdb_path)
     try:
         return TruthReport(
             [

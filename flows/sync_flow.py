@@ -33,6 +33,7 @@ from flows.logs import route_library_logs_to_prefect
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from pipelines.config import OutreachSettings
+from pipelines.diagnose import chain
 from pipelines.errors import (
     AuthError,
     ConfigError,
@@ -71,15 +72,7 @@ def is_permanent(exc: BaseException) -> bool:
     """A bad key, no permission, bad config, or a dlt terminal error anywhere in the cause chain."""
     from dlt.common.exceptions import TerminalException
 
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, PERMANENT_ERRORS) or isinstance(current, TerminalException):
-            return True
-        seen.add(id(current))
-        inner = getattr(current, "exception", None)  # dlt's PipelineStepFailed wraps the cause here
-        current = inner if isinstance(inner, BaseException) else (current.__cause__ or current.__context__)
-    return False
+    return any(isinstance(e, (*PERMANENT_ERRORS, TerminalException)) for e in chain(exc))
 
 
 def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State[Any]) -> bool:
@@ -293,7 +286,7 @@ def _warm_imports() -> None:
     import pandas  # noqa: F401
     import pyarrow  # noqa: F401
 
-    import pipelines.extract  # noqa: F401
+    import pipelines.extract
     import pipelines.load  # noqa: F401
 
 

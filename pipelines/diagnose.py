@@ -175,26 +175,30 @@ def lock_holder(duckdb_path: Path) -> LockHolder | None:
 
 
 # -- root cause and one-line explanations -----------------------------------------------------------
-def root_cause(exc: BaseException) -> BaseException:
-    """Walk dlt's `PipelineStepFailed.exception` (and similar `.exception` attributes), `__cause__` and
-    `__context__` (unless suppressed) to the innermost exception."""
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
+    then an unsuppressed ``__context__``; outermost first, each once."""
+    out: list[BaseException] = []
     seen: set[int] = set()
-    current = exc
-    while id(current) not in seen:
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
         seen.add(id(current))
+        out.append(current)
         wrapped = getattr(current, "exception", None)
         if isinstance(wrapped, BaseException):
-            nxt: BaseException | None = wrapped
+            current = wrapped
         elif current.__cause__ is not None:
-            nxt = current.__cause__
+            current = current.__cause__
         elif not current.__suppress_context__:
-            nxt = current.__context__
+            current = current.__context__
         else:
-            nxt = None
-        if nxt is None:
-            break
-        current = nxt
-    return current
+            current = None
+    return out
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception of :func:`chain`."""
+    return chain(exc)[-1]
 
 
 def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:

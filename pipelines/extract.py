@@ -28,7 +28,8 @@ from pipelines.accounts import Workspace
 from pipelines.batch import Batch, BodyLookup, WorkspacePlan
 from pipelines.config import OutreachSettings
 from pipelines.destination import Warehouse, make_pipeline
-from pipelines.failure import chain, explain
+from pipelines.diagnose import chain
+from pipelines.failure import explain
 from pipelines.plan import plan_batch, reguide
 from pipelines.progress import WorkspaceProgress
 from pipelines.runs import current_load_id, run_row, runs_resource

@@ -9,32 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipelines.diagnose import chain
 from pipelines.errors import OutreachError
 
 
 class WarehouseUnavailable(OutreachError):
     """The warehouse cannot be opened for writing (found before the first API request)."""
-
-
-def chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
-    then an unsuppressed ``__context__``; outermost first, each once."""
-    out: list[BaseException] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        out.append(current)
-        wrapped = getattr(current, "exception", None)
-        if isinstance(wrapped, BaseException):
-            current = wrapped
-        elif current.__cause__ is not None:
-            current = current.__cause__
-        elif not current.__suppress_context__:
-            current = current.__context__
-        else:
-            current = None
-    return out
 
 
 def outreach_error(exc: BaseException) -> OutreachError | None:
