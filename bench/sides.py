@@ -15,6 +15,7 @@ from typing import IO, Any, Optional
 
 import psutil
 
+from bench import with_checkout_on_path
 from bench.child import RESULT_PREFIX
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def _run_child(
     """(exit code, stdout, the failure record if the child was stopped at the memory cap or time-out)."""
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bench.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=log, cwd=str(workdir), env=env)  # fmt: skip
+                            stderr=log, cwd=str(workdir), env=with_checkout_on_path(env))  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(job)
     proc.stdin.close()

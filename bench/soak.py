@@ -50,13 +50,13 @@ from typing import Any
 import duckdb
 import httpx
 
+from bench import ROOT, with_checkout_on_path
 from bench.bound import unchanged_fingerprints
 from bench.snapshot import Snapshot, take_snapshot
 from bench.truth import WAREHOUSE_ALIAS, check_warehouse, connect_warehouse
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[1]
 PEAK_MARK = "SOAK_PEAK_RSS_MB="
 MEMORY_RATIO_MAX = 1.10  # "flat": the last rounds' median peak within 10% of the first rounds'
 MEMORY_WINDOW = 10
@@ -172,9 +172,8 @@ def cli_env(base_url: str, keys: Sequence[str], home: Path, config: SoakConfig) 
         SOURCES__OUTREACH__REQUEST_TIMEOUT=str(config.request_timeout_s),
         SOURCES__OUTREACH__PIPELINES_DIR=str(home / "pipelines"),
         SOURCES__OUTREACH__SPOOL_DIR=str(home / "no-spool"),
-        PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     )
-    return env
+    return with_checkout_on_path(env)
 
 
 _RETRIES = re.compile(r"\bretries (\d+)\b")
@@ -207,7 +206,7 @@ class ReaderProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.bi_reader", str(bi_file), str(status), "--interval", str(interval)],
             cwd=str(ROOT),
-            env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")},
+            env=with_checkout_on_path(os.environ),
         )
 
     def counters(self) -> dict[str, Any]:
