@@ -19,6 +19,9 @@ RESULTS_MD = BENCH_DIR / "RESULTS.md"
 PACKAGES = ("dlt", "duckdb", "pyarrow", "httpx", "fastapi", "uvicorn", "prefect", "pandas")
 
 
+POOL_SECTION = BENCH_DIR / "scale_out_pool.md"
+
+
 def machine_facts() -> dict[str, Any]:
     """What the figures were measured on (they only mean something beside these)."""
     versions = {}
@@ -241,6 +244,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     scale = other.pop("scale_out/-", None)
     if scale and isinstance(scale.get("result"), list):
         out += _scale_out_section(scale)
+    if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
+        out += ["", *POOL_SECTION.read_text().rstrip().splitlines()]
     soak = other.pop("soak/-", None)
     if soak and isinstance(soak.get("result"), list):
         out += _soak_section(soak)

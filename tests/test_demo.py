@@ -26,11 +26,18 @@ OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 
 def _prefect_servers() -> set[int]:
-    """Pids of Prefect API server subprocesses running now."""
+    """Pids of the Prefect API servers running now that an `outreach` command started (their PREFECT_HOME
+    is a temporary `outreach-prefect-*`): not the test session's own server, nor any other on the machine."""
     pids = set()
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmdline = " ".join(proc.info.get("cmdline") or [])
-        if "prefect server start" in cmdline or "prefect.server.api.server:create_app" in cmdline:
+        if "prefect server start" not in cmdline and "prefect.server.api.server:create_app" not in cmdline:
+            continue
+        try:
+            home = proc.environ().get("PREFECT_HOME", "")
+        except (psutil.AccessDenied, psutil.NoSuchProcess):
+            continue
+        if Path(home).name.startswith("outreach-prefect-"):
             pids.add(proc.info["pid"])
     return pids
 

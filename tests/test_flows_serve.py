@@ -134,7 +134,7 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     finally:
         serve.send_signal(signal.SIGINT)
         try:
-            serve.wait(timeout=90)
+            serve.wait(timeout=180)  # it stops its server and the runner; slow on a loaded 2-core machine
         finally:
             if serve.poll() is None:
                 serve.kill()
