@@ -91,9 +91,7 @@ def baseline_config(base_url: str, api_key: str) -> dict[str, Any]:
     }
 
 
-def run_baseline(
-    *, base_url: str, api_key: str, duckdb_path: Path, pipelines_dir: Path
-) -> dict[str, int]:
+def run_baseline(*, base_url: str, api_key: str, duckdb_path: Path, pipelines_dir: Path) -> dict[str, int]:
     """Run the baseline once into `duckdb_path`; return rows loaded per table (from dlt's trace)."""
     pipeline = dlt.pipeline(
         pipeline_name=PIPELINE_NAME,
@@ -107,9 +105,7 @@ def run_baseline(
     counts: dict[str, int] = {}
     if trace is not None and trace.last_normalize_info is not None:
         counts = {
-            table: int(n)
-            for table, n in trace.last_normalize_info.row_counts.items()
-            if not table.startswith("_dlt")
+            table: int(n) for table, n in trace.last_normalize_info.row_counts.items() if not table.startswith("_dlt")
         }
     logger.info("baseline loaded %s rows", sum(counts.values()))
     return counts

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Optional
+from typing import Any
 
 from bench.snapshot import (
     CAMPAIGNS_PER_PAGE,
@@ -68,7 +68,7 @@ def _fixed(after: Snapshot) -> int:
     return 1 + max(1, math.ceil(len(after.campaigns) / CAMPAIGNS_PER_PAGE)) + 1
 
 
-def _changed_pages(before_rows: Optional[list[Any]], after_rows: list[Any]) -> tuple[int, int]:
+def _changed_pages(before_rows: list[Any] | None, after_rows: list[Any]) -> tuple[int, int]:
     """(distinct pages holding a new or changed row, number of such rows)."""
     old = {r.id: r.digest for r in before_rows or []}
     pages: set[int] = set()
@@ -80,7 +80,7 @@ def _changed_pages(before_rows: Optional[list[Any]], after_rows: list[Any]) -> t
     return len(pages), changed
 
 
-def change_bound(before: Optional[Snapshot], after: Snapshot) -> Bound:
+def change_bound(before: Snapshot | None, after: Snapshot) -> Bound:
     """The bound for syncing `after` when the client already holds `before` (None: a full sync)."""
     before_campaigns = {str(c["id"]): c for c in (before.campaigns if before else [])}
     before_replies = {str(r["id"]) for r in (before.replies if before else [])}

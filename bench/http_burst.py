@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 Request = tuple[bytes, dict[str, str]]  # body, headers
 
 
-async def _worker(host: str, port: int, path: str, jobs: "asyncio.Queue[tuple[int, Request]]", out: list[int]) -> None:
+async def _worker(host: str, port: int, path: str, jobs: asyncio.Queue[tuple[int, Request]], out: list[int]) -> None:
     """One keep-alive connection posting queued requests; records each response's status."""
     reader, writer = await asyncio.open_connection(host, port)
     try:

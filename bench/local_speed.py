@@ -26,9 +26,10 @@ import logging
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from bench.peak import peak_rss_mb
 
@@ -40,7 +41,7 @@ BATCH = 10_000
 CAMPAIGNS = 500
 STATUSES = ("pending", "active", "sent", "replied", "bounced", "unsubscribed", "completed")
 RESULT_PREFIX = "LOCAL_SPEED_RESULT "
-EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def _iso(i: int, offset: int) -> str:
@@ -80,7 +81,7 @@ def _resource(path: str, rows: int) -> Any:
 
     from pipelines.shaping import recipients_table
 
-    synced = datetime.now(timezone.utc)
+    synced = datetime.now(UTC)
 
     @dlt.resource(name="campaign_recipients", write_disposition="merge", primary_key="id")
     def recipients() -> Iterator[Any]:
@@ -178,7 +179,7 @@ def run_local_speed(*, rows: int, default_rows: int, workdir: Path) -> dict[str,
     return {
         "name": "local_speed",
         "scale": "-",
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "wall_s": round(time.perf_counter() - started, 1),
         "result": {
             "paths": results,

@@ -50,9 +50,17 @@ def _bodies(n: int) -> list[bytes]:
         payload = {
             "event": "lead.replied",
             "created_at": "2026-03-02T10:00:00+00:00",
-            "data": {"lead_id": str(uuid.uuid4()), "email": f"lead{i}@example.com", "campaign_id": str(uuid.uuid4()),
-                     "first_name": "Ada", "company": "Analytical", "subject": "Re: hi", "reply_type": "interested",
-                     "reply": "Sounds good", "body": "Sounds good\n> hi " + "x" * 400},
+            "data": {
+                "lead_id": str(uuid.uuid4()),
+                "email": f"lead{i}@example.com",
+                "campaign_id": str(uuid.uuid4()),
+                "first_name": "Ada",
+                "company": "Analytical",
+                "subject": "Re: hi",
+                "reply_type": "interested",
+                "reply": "Sounds good",
+                "body": "Sounds good\n> hi " + "x" * 400,
+            },
         }
         out.append(json.dumps(payload).encode())
     return out
@@ -159,7 +167,18 @@ def run(deliveries: int, concurrency: int, sweep: list[int]) -> dict[str, Any]:
         finally:
             _stop(bare)
         counts = Path(tmp) / "fsync_counts.json"
-        cmd = [sys.executable, "-c", _COUNTING_LISTEN, str(counts), "hooks", "listen", "--port", str(port), "--spool", str(spool_dir)]
+        cmd = [
+            sys.executable,
+            "-c",
+            _COUNTING_LISTEN,
+            str(counts),
+            "hooks",
+            "listen",
+            "--port",
+            str(port),
+            "--spool",
+            str(spool_dir),
+        ]
         proc = _start(cmd, port, env)
         results: dict[int, dict[str, Any]] = {}
         try:
@@ -169,9 +188,15 @@ def run(deliveries: int, concurrency: int, sweep: list[int]) -> dict[str, Any]:
                 calls, data = _fsync_calls(proc, counts), _data_fsyncs(port)
                 elapsed, statuses = _blast(port, bodies[c], c)
                 calls, data = _fsync_calls(proc, counts) - calls, _data_fsyncs(port) - data
-                results[c] = {"concurrency": c, "seconds": round(elapsed, 3), "deliveries_per_s": round(deliveries / elapsed, 1),
-                              "acknowledged": statuses.count(200), "fsync_calls": calls, "data_fsyncs": data,
-                              "fsyncs_per_delivery": round(calls / deliveries, 3)}
+                results[c] = {
+                    "concurrency": c,
+                    "seconds": round(elapsed, 3),
+                    "deliveries_per_s": round(deliveries / elapsed, 1),
+                    "acknowledged": statuses.count(200),
+                    "fsync_calls": calls,
+                    "data_fsyncs": data,
+                    "fsyncs_per_delivery": round(calls / deliveries, 3),
+                }
         finally:
             _stop(proc)
         snap = spool.snapshot(spool_dir)

@@ -44,8 +44,7 @@ def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, mailboxes:
     """The synthetic raw warehouse (devtools/synthetic.py)."""
     from devtools.synthetic import make_raw_warehouse
 
-    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns,
-                                   mailboxes_per_workspace=mailboxes))
+    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns, mailboxes_per_workspace=mailboxes))
 
 
 def _build_models(warehouse: Path) -> None:
@@ -110,11 +109,13 @@ def main() -> int:
             warehouse = args.warehouse
             result["case"] = f"warehouse {warehouse}"
         else:
-            result["case"] = (f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, "
-                              f"{2 * args.mailboxes} mailboxes")
+            result["case"] = (
+                f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, {2 * args.mailboxes} mailboxes"
+            )
             started = time.perf_counter()
-            warehouse = _synthetic_warehouse(workdir / "outreach.duckdb", args.recipients, args.campaigns,
-                                             args.mailboxes)
+            warehouse = _synthetic_warehouse(
+                workdir / "outreach.duckdb", args.recipients, args.campaigns, args.mailboxes
+            )
             _build_models(warehouse)
             result["generate_and_build_s"] = round(time.perf_counter() - started, 2)
         bi = bi_path_for(warehouse)
@@ -125,8 +126,11 @@ def main() -> int:
         from plotly.offline import get_plotlyjs
 
         plotly_bytes = len(get_plotlyjs().encode("utf-8"))
-        result.update(size_mb=round(size / 2**20, 2), plotly_js_mb=round(plotly_bytes / 2**20, 2),
-                      size_vs_plotly_js=round(size / plotly_bytes, 2))
+        result.update(
+            size_mb=round(size / 2**20, 2),
+            plotly_js_mb=round(plotly_bytes / 2**20, 2),
+            size_vs_plotly_js=round(size / plotly_bytes, 2),
+        )
         baseline = _plotly_only_page(workdir / "plotly_only.html")
         with HeadlessChromium(workdir / "profile") as browser:
             result["plotly_only"] = _render(browser, baseline, args.runs)

@@ -49,8 +49,13 @@ def measure_advance(scale: str, seed: int, workspaces: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - started
         assert sb.pid is not None
         peak = vm_hwm_mb(sb.pid)
-    return {"scale": scale, "workspaces": workspaces, "advance_day_s": round(elapsed, 2),
-            "per_workspace_ms": round(1000 * elapsed / workspaces, 2), "peak_rss_mb": peak}
+    return {
+        "scale": scale,
+        "workspaces": workspaces,
+        "advance_day_s": round(elapsed, 2),
+        "per_workspace_ms": round(1000 * elapsed / workspaces, 2),
+        "peak_rss_mb": peak,
+    }
 
 
 def main() -> None:
@@ -67,18 +72,40 @@ def main() -> None:
     advance_base = measure_advance(a.workspaces_scale, a.seed, 2)
     advance_many = measure_advance(a.workspaces_scale, a.seed, a.advance_workspaces)
     print(f"tiny (baseline): start {base['start_s']:.1f} s, peak RSS {base['peak_rss_mb']:.0f} MB")
-    print(f"{a.scale}: start {big['start_s']:.1f} s (limit 60 s), peak RSS {big['peak_rss_mb']:.0f} MB (limit 4096 MB); "
-          f"x{big['start_s'] / base['start_s']:.1f} time and "
-          f"x{big['peak_rss_mb'] / base['peak_rss_mb']:.1f} memory of tiny")
-    print(f"{a.workspaces_scale} x {a.workspaces} workspaces: start {many['start_s']:.1f} s (limit 60 s), "
-          f"peak RSS {many['peak_rss_mb']:.0f} MB (limit 2048 MB)")
-    print(f"advance one day: {advance_base['advance_day_s']:.2f} s at 2 workspaces, "
-          f"{advance_many['advance_day_s']:.2f} s at {a.advance_workspaces} "
-          f"({advance_many['per_workspace_ms']:.1f} ms each)")
-    ok = (big["start_s"] < LIMITS["scale_start_s"] and big["peak_rss_mb"] < LIMITS["scale_peak_mb"]
-          and many["start_s"] < LIMITS["workspaces_start_s"] and many["peak_rss_mb"] < LIMITS["workspaces_peak_mb"])
-    print(json.dumps({"bench": "sandbox_start", "baseline": base, "scale": big, "many_workspaces": many,
-                      "advance_baseline": advance_base, "advance_many": advance_many, "limits": LIMITS, "ok": ok}))
+    print(
+        f"{a.scale}: start {big['start_s']:.1f} s (limit 60 s), peak RSS {big['peak_rss_mb']:.0f} MB (limit 4096 MB); "
+        f"x{big['start_s'] / base['start_s']:.1f} time and "
+        f"x{big['peak_rss_mb'] / base['peak_rss_mb']:.1f} memory of tiny"
+    )
+    print(
+        f"{a.workspaces_scale} x {a.workspaces} workspaces: start {many['start_s']:.1f} s (limit 60 s), "
+        f"peak RSS {many['peak_rss_mb']:.0f} MB (limit 2048 MB)"
+    )
+    print(
+        f"advance one day: {advance_base['advance_day_s']:.2f} s at 2 workspaces, "
+        f"{advance_many['advance_day_s']:.2f} s at {a.advance_workspaces} "
+        f"({advance_many['per_workspace_ms']:.1f} ms each)"
+    )
+    ok = (
+        big["start_s"] < LIMITS["scale_start_s"]
+        and big["peak_rss_mb"] < LIMITS["scale_peak_mb"]
+        and many["start_s"] < LIMITS["workspaces_start_s"]
+        and many["peak_rss_mb"] < LIMITS["workspaces_peak_mb"]
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "sandbox_start",
+                "baseline": base,
+                "scale": big,
+                "many_workspaces": many,
+                "advance_baseline": advance_base,
+                "advance_many": advance_many,
+                "limits": LIMITS,
+                "ok": ok,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

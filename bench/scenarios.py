@@ -16,15 +16,15 @@ from __future__ import annotations
 import logging
 import platform
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from bench.bound import DOCUMENTED_RATE_LIMIT, Bound, change_bound, unchanged_fingerprints
 from bench.sandboxes import sandbox_process, workspace_keys
 from bench.sides import SideRun, run_side
 from bench.snapshot import Snapshot, take_snapshot
-from bench.truth import BASELINE_SPECS, OUR_SPECS, TruthReport, check_warehouse
+from bench.truth import BASELINE_SPECS, TruthReport, check_warehouse
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class Scenario:
     advance_s: int = 0  # simulated seconds between the setup sync and the measured one
     rate_limit: int = 0  # requests a minute per key on the sandbox (0 = off)
     latency_ms: int = 0
-    faults: Optional[dict[str, Any]] = None
+    faults: dict[str, Any] | None = None
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -60,8 +60,12 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("incremental", "quick sync after a simulated hour, no rate limit", "quick", True, 3600),
         Scenario("idle", "quick sync with no change, no rate limit", "quick", True, 0),
         Scenario("faults", "first full sync with 10% injected faults, no rate limit", "full", faults=FAULTS),
-        Scenario("paced", "first full sync at 120/min with 200 ms added latency", "full", rate_limit=120, latency_ms=200),
-        Scenario("paced_incremental", "incremental at 120/min with 200 ms added latency", "quick", True, 3600, 120, 200),
+        Scenario(
+            "paced", "first full sync at 120/min with 200 ms added latency", "full", rate_limit=120, latency_ms=200
+        ),
+        Scenario(
+            "paced_incremental", "incremental at 120/min with 200 ms added latency", "quick", True, 3600, 120, 200
+        ),
     )
 }
 
@@ -71,9 +75,9 @@ class SideResult:
     """A side's measured run and its truth check."""
 
     run: SideRun
-    truth: Optional[TruthReport] = None
+    truth: TruthReport | None = None
     truth_note: str = ""
-    setup_error: Optional[str] = None
+    setup_error: str | None = None
 
 
 @dataclass
@@ -82,7 +86,7 @@ class ScenarioResult:
     scale: str
     seed: int
     ours: SideResult
-    baseline: Optional[SideResult]
+    baseline: SideResult | None
     bound: Bound
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -104,7 +108,9 @@ class ScenarioResult:
             "truth_ok": bool(o.ok and self.ours.truth is not None and self.ours.truth.ok),
             "baseline_peak_mb": b.peak_mb if b else None,
             "baseline_truth_ok": (
-                bool(b.ok and self.baseline.truth is not None and self.baseline.truth.ok) if b and self.baseline else None
+                bool(b.ok and self.baseline.truth is not None and self.baseline.truth.ok)
+                if b and self.baseline
+                else None
             ),
             "ours_ok": o.ok,
             "baseline_ok": b.ok if b else None,
@@ -129,24 +135,24 @@ class ScenarioResult:
             "latency_ms": s.latency_ms,
             "faults": s.faults,
             "seed": self.seed,
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "host": platform.node(),
         }
         rec.update(self.extra)
         return rec
 
 
-def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0:
         return None
     return round(a / b, 3)
 
 
 def _run_one_side(
-    side: str, scenario: Scenario, scale: str, seed: int, workdir: Path, reply_body_cap: Optional[int]
-) -> tuple[SideResult, Optional[Snapshot], Optional[Snapshot]]:
+    side: str, scenario: Scenario, scale: str, seed: int, workdir: Path, reply_body_cap: int | None
+) -> tuple[SideResult, Snapshot | None, Snapshot | None]:
     """Run one side start to finish on its own sandbox; return its result and the before/after snapshots."""
-    before: Optional[Snapshot] = None
+    before: Snapshot | None = None
     with sandbox_process(scale=scale, seed=seed, rate_limit=0) as sb:
         keys = workspace_keys(sb)
         setup_error = None
@@ -198,7 +204,7 @@ def run_scenario(
     seed: int,
     workdir: Path,
     with_baseline: bool = True,
-    reply_body_cap: Optional[int] = None,
+    reply_body_cap: int | None = None,
 ) -> ScenarioResult:
     """Measure ours, then the baseline, then compute the bound from ours' before/after snapshots."""
     ours, before, after = _run_one_side("ours", scenario, scale, seed, workdir / "ours", reply_body_cap)

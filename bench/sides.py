@@ -11,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Any
 
 import psutil
 
@@ -31,7 +31,7 @@ class SideRun:
     side: str
     mode: str
     ok: bool
-    error: Optional[str]
+    error: str | None
     wall_s: float
     peak_mb: float
     rows: dict[str, int]
@@ -64,7 +64,7 @@ def _body_requests(by_route: dict[str, int]) -> int:
 
 def _run_child(
     job: bytes, log: IO[bytes], workdir: Path, env: dict[str, str], memory_cap_mb: int
-) -> tuple[int, bytes, Optional[dict[str, Any]]]:
+) -> tuple[int, bytes, dict[str, Any] | None]:
     """(exit code, stdout, the failure record if the child was stopped at the memory cap or time-out)."""
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "bench.child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -88,7 +88,13 @@ def _run_child(
             proc.kill()
             limits = f"{memory_cap_mb} MB, {CHILD_TIMEOUT_S} s"
             error = f"stopped by the bench ({why}: {limits}) at {rss_mb:.0f} MB RSS after {elapsed:.0f} s"
-            stopped = {"ok": False, "error": error, "wall_s": round(elapsed, 1), "peak_mb": round(rss_mb, 1), "rows": {}}
+            stopped = {
+                "ok": False,
+                "error": error,
+                "wall_s": round(elapsed, 1),
+                "peak_mb": round(rss_mb, 1),
+                "rows": {},
+            }
             break
         time.sleep(0.25)
     code = proc.wait()
@@ -103,8 +109,8 @@ def run_side(
     mode: str,
     api_key: str,
     workdir: Path,
-    rate_limit_per_minute: Optional[int] = None,
-    reply_body_cap: Optional[int] = None,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
     memory_cap_mb: int = DEFAULT_MEMORY_CAP_MB,
 ) -> SideRun:
     """Reset the sandbox's counters, run the sync in a child, read the counters back.

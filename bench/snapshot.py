@@ -13,7 +13,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 import httpx
 
@@ -26,7 +26,7 @@ RECIPIENT_TIMESTAMPS = ("last_sent_at", "opened_at", "clicked_at", "replied_at",
 CAMPAIGN_STATS = ("total_leads", "sent", "opened", "clicked", "replied", "bounced")
 
 
-def epoch_ms(value: Optional[str]) -> Optional[int]:
+def epoch_ms(value: str | None) -> int | None:
     """ISO 8601 (with `Z` or an offset) to epoch milliseconds; None stays None."""
     if value is None:
         return None
@@ -88,7 +88,7 @@ class _Reader:
     def close(self) -> None:
         self._client.close()
 
-    def get(self, path: str, params: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    def get(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         for attempt in range(8):
             self.requests += 1
             try:
@@ -106,7 +106,7 @@ class _Reader:
                 continue
         raise RuntimeError(f"snapshot: GET {path} kept failing; is the sandbox up and faults off?")
 
-    def pages(self, path: str, per_page: int, params: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+    def pages(self, path: str, per_page: int, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         page = 1
         while True:

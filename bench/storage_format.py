@@ -59,7 +59,9 @@ def measure(recipients: int, repeats: int, workdir: Path) -> list[dict[str, Any]
     report = build(warehouse, publish=False)
     if not report.passed:
         raise SystemExit("the models did not build on the synthetic warehouse")
-    samples: dict[str, dict[str, list[float]]] = {v: {"wh_s": [], "wh_mb": [], "bi_s": [], "bi_mb": []} for v in FORMATS}
+    samples: dict[str, dict[str, list[float]]] = {
+        v: {"wh_s": [], "wh_mb": [], "bi_s": [], "bi_mb": []} for v in FORMATS
+    }
     for _ in range(repeats):
         for version in FORMATS:
             copy = workdir / f"copy_{version}.duckdb"

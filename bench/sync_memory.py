@@ -42,8 +42,22 @@ def run(scale: str, workdir: Path) -> dict[str, object]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
         env.update(SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0", SOURCES__OUTREACH__REPLY_BODY_CAP="500")
         db = workdir / "w.duckdb"
-        args = [sys.executable, "-m", "pipelines", "--mode", "full", "--base-url", sb.base_url, "--duckdb", str(db),
-                "--pipelines-dir", str(workdir / "pipelines"), "--spool", str(workdir / "no-spool"), "--no-progress"]
+        args = [
+            sys.executable,
+            "-m",
+            "pipelines",
+            "--mode",
+            "full",
+            "--base-url",
+            sb.base_url,
+            "--duckdb",
+            str(db),
+            "--pipelines-dir",
+            str(workdir / "pipelines"),
+            "--spool",
+            str(workdir / "no-spool"),
+            "--no-progress",
+        ]
         for key in keys.values():
             args += ["--api-key", key]
         sb.reset_metrics()

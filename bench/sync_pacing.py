@@ -28,9 +28,15 @@ def run(scale: str, latency_ms: int, body_cap: int, limit: int, workdir: Path) -
         sb.reset_metrics()
         started = time.monotonic()
         report = run_sync(
-            mode="full", api_keys=[key], base_url=sb.base_url, duckdb_path=workdir / "w.duckdb",
-            pipelines_dir=workdir / "pipelines", spool_dir=workdir / "no-spool", progress=False,
-            rate_limit_per_minute=limit, reply_body_cap=body_cap,
+            mode="full",
+            api_keys=[key],
+            base_url=sb.base_url,
+            duckdb_path=workdir / "w.duckdb",
+            pipelines_dir=workdir / "pipelines",
+            spool_dir=workdir / "no-spool",
+            progress=False,
+            rate_limit_per_minute=limit,
+            reply_body_cap=body_cap,
         )
         elapsed = time.monotonic() - started
         metrics = sb.metrics()

@@ -117,7 +117,9 @@ class HeadlessChromium:
         opened = OpenedPage(page=page)
         page.on("console", lambda msg: opened.console_errors.append(msg.text) if msg.type == "error" else None)
         page.on("pageerror", lambda exc: opened.console_errors.append(f"uncaught: {exc}"))
-        page.on("response", lambda response: opened.failed_requests.append(response.url) if response.status >= 400 else None)
+        page.on(
+            "response", lambda response: opened.failed_requests.append(response.url) if response.status >= 400 else None
+        )
         origin = self._servers.enter_context(_served(target.parent)) if serve else ""
         allowed = _LOCAL_SCHEMES + ((origin,) if origin else ())
 

@@ -55,7 +55,7 @@ def copy_raw_tables(duckdb_path: Path, dsn: str) -> dict[str, int]:
                 ddl = ", ".join(f'"{name}" {pg_type(dtype)}' for name, dtype in cols)
                 cur.execute(f'create table "{RAW}"."{table}" ({ddl})')
                 csv = Path(tmp) / f"{table}.csv"
-                con.execute(f'copy (select * from w.{RAW}."{table}") to \'{csv}\' (header false)')
+                con.execute(f"copy (select * from w.{RAW}.\"{table}\") to '{csv}' (header false)")
                 with open(csv) as handle:
                     cur.copy_expert(f'copy "{RAW}"."{table}" from stdin with (format csv)', handle)
                 copied[table] = cur.rowcount

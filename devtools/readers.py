@@ -111,7 +111,9 @@ def node_reader() -> Reader:
     """DuckDB's Node binding from npm, in a cached folder."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if not node or not npm:
-        raise ReaderUnavailable("node and npm are needed for the Node reader: run `make test` (devtools/system-deps.sh)")
+        raise ReaderUnavailable(
+            "node and npm are needed for the Node reader: run `make test` (devtools/system-deps.sh)"
+        )
     folder = CACHE / "node"
     stamp = folder / ".installed"
     if not stamp.exists():

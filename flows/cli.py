@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -50,7 +50,9 @@ def sandbox(
     port: int = 8765,
     seed: int = 7,
     scale: Scale = Scale.small,
-    workspaces: Annotated[int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")] = 2,
+    workspaces: Annotated[
+        int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")
+    ] = 2,
     rate_limit: Annotated[int, typer.Option(help="Requests a minute per key; 0 turns the limit off.")] = 120,
     latency_ms: int = 0,
     insecure_hooks: Annotated[bool, typer.Option(help="Also allow http webhook targets on loopback.")] = False,
@@ -78,18 +80,18 @@ class Destination(StrEnum):
 @app.command()
 def sync(
     mode: Mode = Mode.quick,
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL ending in /api/v1.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="API base URL ending in /api/v1.")] = None,
     api_key: Annotated[
-        Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
+        list[str] | None, typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
     destination: Annotated[
-        Optional[Destination],
+        Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
-    spool: Annotated[Optional[Path], typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
-    workers: Annotated[Optional[int], typer.Option(help="Threads reading the API at once.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option(help="Workspaces per dlt load.")] = None,
+    spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
@@ -113,7 +115,7 @@ def sync(
     typer.echo(report.summary())
 
 
-def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
+def _fail_explained(exc: BaseException, duckdb: Path | None) -> None:
     """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
     import logging
 
@@ -129,11 +131,11 @@ def _fail_explained(exc: BaseException, duckdb: Optional[Path]) -> None:
 
 @app.command()
 def check(
-    base_url: Annotated[Optional[str], typer.Option(help="API base URL ending in /api/v1.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="API base URL ending in /api/v1.")] = None,
     api_key: Annotated[
-        Optional[list[str]], typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
+        list[str] | None, typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
 ) -> None:
     """Show where each setting comes from, test each key against the API and that the warehouse can be
     written; one line per problem, non-zero if there is one. Keys are shown masked."""
@@ -146,7 +148,7 @@ def check(
         raise typer.Exit(1)
 
 
-def _model_target(duckdb: Optional[Path], destination: Optional[Destination]) -> WarehouseTarget:
+def _model_target(duckdb: Path | None, destination: Destination | None) -> WarehouseTarget:
     """The warehouse `outreach models` / `outreach docs` work on (the sync's settings unless given)."""
     from models.settings import resolve_target
 
@@ -170,9 +172,9 @@ def _writer_lock(target: WarehouseTarget, holder: str) -> contextlib.AbstractCon
 
 @app.command()
 def status(
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
     destination: Annotated[
-        Optional[Destination],
+        Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")] = False,
@@ -199,7 +201,7 @@ def status(
     Console().print(render(found))
 
 
-def _last_freshness(duckdb: Optional[Path], destination: str) -> Optional[dict[str, Any]]:
+def _last_freshness(duckdb: Path | None, destination: str) -> dict[str, Any] | None:
     """The last model build's `dbt source freshness` outcome for this warehouse (models.freshness), as JSON."""
     from models.freshness import read_freshness
     from models.settings import WarehouseTarget
@@ -210,9 +212,9 @@ def _last_freshness(duckdb: Optional[Path], destination: str) -> Optional[dict[s
 
 @app.command()
 def models(
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")] = None,
     destination: Annotated[
-        Optional[Destination], typer.Option(help="Build on this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
+        Destination | None, typer.Option(help="Build on this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
     ] = None,
     publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build (DuckDB).")] = True,
 ) -> None:
@@ -243,10 +245,10 @@ def models(
 @app.command()
 def report(
     duckdb: Annotated[
-        Optional[Path], typer.Option(help="Warehouse whose BI file to read (default data/outreach.duckdb).")
+        Path | None, typer.Option(help="Warehouse whose BI file to read (default data/outreach.duckdb).")
     ] = None,
     out: Annotated[
-        Optional[Path], typer.Option(help="HTML file to write (default report.html beside the warehouse).")
+        Path | None, typer.Option(help="HTML file to write (default report.html beside the warehouse).")
     ] = None,
 ) -> None:
     """Write the HTML dashboard, one self-contained file, from the BI file."""
@@ -265,11 +267,11 @@ def report(
 
 @app.command()
 def docs(
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")] = None,
     destination: Annotated[
-        Optional[Destination], typer.Option(help="Document this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
+        Destination | None, typer.Option(help="Document this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
     ] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Folder for the site (default: docs/ by the warehouse).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for the site (default: docs/ by the warehouse).")] = None,
 ) -> None:
     """Generate dbt's static docs site (one self-contained index.html) of the reporting models."""
     from models.docs_site import generate_docs
@@ -287,7 +289,7 @@ def docs(
 @app.command()
 def demo(
     scale: Scale = Scale.small,
-    duckdb: Annotated[Optional[Path], typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
 ) -> None:
     """Start a sandbox, sync it, build the models and print a summary."""
     from flows.demo import run_demo
@@ -311,7 +313,7 @@ def serve() -> None:
 def hooks_listen(
     host: str = "127.0.0.1",
     port: int = 8787,
-    spool: Annotated[Optional[Path], typer.Option(help="Spool directory (default data/spool/).")] = None,
+    spool: Annotated[Path | None, typer.Option(help="Spool directory (default data/spool/).")] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
     from receiver.server import listen
@@ -320,17 +322,19 @@ def hooks_listen(
 
 
 HooksRecordOption = Annotated[
-    Optional[Path],
-    typer.Option("--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."),
+    Path | None,
+    typer.Option(
+        "--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."
+    ),
 ]
 
 
 @hooks_app.command("subscribe")
 def hooks_subscribe(
     target: Annotated[str, typer.Option(help="The URL deliveries go to.")],
-    event: Annotated[Optional[list[str]], typer.Option(help="Event key; repeat. Default: all six.")] = None,
-    base_url: Optional[str] = None,
-    api_key: Optional[str] = None,
+    event: Annotated[list[str] | None, typer.Option(help="Event key; repeat. Default: all six.")] = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
     duckdb: HooksRecordOption = None,
 ) -> None:
     """Subscribe TARGET to events through the API, and record each subscription."""
@@ -338,7 +342,9 @@ def hooks_subscribe(
     from pipelines.hooks_admin import subscribe
 
     try:
-        for line in subscribe(target=target, events=event or None, base_url=base_url, api_key=api_key, duckdb_path=duckdb):
+        for line in subscribe(
+            target=target, events=event or None, base_url=base_url, api_key=api_key, duckdb_path=duckdb
+        ):
             typer.echo(line)
     except OutreachError as exc:
         _fail(str(exc))
@@ -347,8 +353,8 @@ def hooks_subscribe(
 @hooks_app.command("unsubscribe")
 def hooks_unsubscribe(
     subscription_id: Annotated[str, typer.Argument(metavar="ID")],
-    base_url: Optional[str] = None,
-    api_key: Optional[str] = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
     duckdb: HooksRecordOption = None,
 ) -> None:
     """Delete a subscription by id, and mark it deleted in the record."""
@@ -378,7 +384,7 @@ def hooks_list(
 
 
 @hooks_app.command("events")
-def hooks_events(base_url: Optional[str] = None, api_key: Optional[str] = None) -> None:
+def hooks_events(base_url: str | None = None, api_key: str | None = None) -> None:
     """List the subscribable events."""
     from pipelines.errors import OutreachError
     from pipelines.hooks_admin import list_events

@@ -152,7 +152,7 @@ def next_steps(warehouse: Path) -> str:
     return "\n".join(
         [
             "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
-            f"  duckdb {bi} -c \"select * from reporting.campaign_performance limit 5\"   # duckdb CLI",
+            f'  duckdb {bi} -c "select * from reporting.campaign_performance limit 5"   # duckdb CLI',
             (
                 f"  {python} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
                 ".execute('select * from reporting.workspace_overview').df())\""

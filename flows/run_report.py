@@ -69,10 +69,15 @@ def render_run_markdown(
     failed = [w for w in workspaces if not w.ok]
     status = "failed" if failed or build_error else "succeeded"
     parts = [f"# {title}", "", f"mode: **{mode}**, status: **{status}**", ""]
-    parts += ["## Workspaces", "", _table(
-        ["key reference", "result"],
-        [(w.key_ref, "loaded" if w.ok else f"FAILED: {w.error}") for w in workspaces],
-    ), ""]
+    parts += [
+        "## Workspaces",
+        "",
+        _table(
+            ["key reference", "result"],
+            [(w.key_ref, "loaded" if w.ok else f"FAILED: {w.error}") for w in workspaces],
+        ),
+        "",
+    ]
     stage_rows = [(w.key_ref, stage, sec) for w in workspaces for stage, sec in w.stages.items()]
     stage_rows += [("run", stage, sec) for stage, sec in run_stages.items()]
     parts += ["## Time per stage", "", stage_table(stage_rows), ""]
@@ -92,4 +97,3 @@ def render_run_markdown(
 def _demote(markdown: str) -> str:
     """Push a nested report's headings two levels down so they sit under ours."""
     return re.sub(r"^(#{1,4}) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", markdown, flags=re.M)
-

@@ -8,6 +8,7 @@ named by `pipelines.destination.warehouse_target` (``duckdb_path`` parameter, el
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,7 @@ def _record_failure(
     settings: OutreachSettings, run_id: str, mode: str, error: BaseException, extracted: Any = None
 ) -> None:
     """The failed attempt's run record, written if the warehouse takes it (never masks the error)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from pipelines.extract import run_record
     from pipelines.lock import warehouse_writer
@@ -89,7 +90,7 @@ def _record_failure(
     else:  # the key named no workspace
         line = str(error).splitlines()[0] if str(error) else type(error).__name__
         rows = [run_row(run_id=run_id, workspace_id=None, workspace_name="key", mode=mode,
-                        started_at=datetime.now(timezone.utc), outcome="failed", rows_loaded={}, requests=1,
+                        started_at=datetime.now(UTC), outcome="failed", rows_loaded={}, requests=1,
                         error=line)]  # fmt: skip
     try:
         with warehouse_writer(target, what="run record", shared=True, timeout_s=min(settings.lock_timeout_s, 30)):

@@ -70,7 +70,7 @@ def invoke(
         if name == "JinjaLogWarning" or "Deprecation" in name:
             outcome.warnings.append(" ".join(str(event.info.msg).split()))
         elif name == "JinjaLogInfo" and str(event.info.msg).startswith(_NOTE_PREFIX):
-            outcome.notes.append(str(event.info.msg)[len(_NOTE_PREFIX):])
+            outcome.notes.append(str(event.info.msg)[len(_NOTE_PREFIX) :])
 
     started = time.perf_counter()
     with _RUN_LOCK, _environment(target.dbt_env()):

@@ -47,16 +47,10 @@ class SourceFreshness:
         """`workspaces: warn, last loaded 1.2 h ago (warn after 45 minutes, error after 3 hours)`."""
         if self.status == "runtime error":
             return f"{self.source}: cannot check ({self.message})"
-        age = (
-            "never loaded"
-            if self.age_s is None
-            else f"last loaded {_age(self.age_s)} ago"
-        )
+        age = "never loaded" if self.age_s is None else f"last loaded {_age(self.age_s)} ago"
         limits = ", ".join(x for x in (f"warn after {self.warn_after}" if self.warn_after else "",
                                        f"error after {self.error_after}" if self.error_after else "") if x)  # fmt: skip
-        return f"{self.source}: {self.status}, {age}" + (
-            f" ({limits})" if limits else ""
-        )
+        return f"{self.source}: {self.status}, {age}" + (f" ({limits})" if limits else "")
 
 
 @dataclass
@@ -128,15 +122,9 @@ def check_freshness(
     """Run `dbt source freshness` (same target dir and vars as the build, so dbt's partial parse is shared),
     save the outcome beside the warehouse and return it. Never raises for a stale or unreadable source."""
     checked_at = datetime.now(UTC).replace(microsecond=0).isoformat()
-    outcome = invoke(
-        ["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir
-    )
+    outcome = invoke(["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir)
     report = FreshnessReport(target=target.label, checked_at=checked_at)
-    results = [
-        r
-        for r in outcome.results
-        if str(getattr(r.node, "resource_type", "")) == "source"
-    ]  # not the hook
+    results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)
     if outcome.exception is not None:
         report.error = _first_line(outcome.exception)
@@ -182,14 +170,10 @@ def _source(result: Any) -> SourceFreshness:
         source=str(node.name),
         status=status,
         max_loaded_at=_iso(max_loaded_at) if status != "runtime error" else None,
-        age_s=float(result.age)
-        if status != "runtime error" and getattr(result, "age", None) is not None
-        else None,
+        age_s=float(result.age) if status != "runtime error" and getattr(result, "age", None) is not None else None,
         warn_after=_threshold(getattr(criteria, "warn_after", None)),
         error_after=_threshold(getattr(criteria, "error_after", None)),
-        message=" ".join(str(result.message or "").split())[:300]
-        if status == "runtime error"
-        else "",
+        message=" ".join(str(result.message or "").split())[:300] if status == "runtime error" else "",
     )
 
 

@@ -67,8 +67,9 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         stale_wal.unlink()
     os.replace(tmp, target)
     _fsync(target.parent)
-    log.info("published %d tables to %s (storage %s) in %.2fs", len(tables), target, version,
-             time.perf_counter() - started)
+    log.info(
+        "published %d tables to %s (storage %s) in %.2fs", len(tables), target, version, time.perf_counter() - started
+    )
     return target, rows
 
 
@@ -112,7 +113,7 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
         [_SOURCE, REPORTING],
     ).fetchall():
         if table in tables:
-            con.execute(f"comment on column {_TARGET}.{REPORTING}.\"{table}\".\"{column}\" is '{_quote(comment)}'")
+            con.execute(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{_quote(comment)}\'')
 
 
 def _remove_leftovers(target: Path) -> None:

@@ -98,9 +98,7 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
         raise ConfigError(str(exc)) from exc
     chosen = warehouse.destination
     if chosen not in DESTINATIONS:
-        raise ConfigError(
-            f"unknown destination {chosen!r}: set SOURCES__OUTREACH__DESTINATION to duckdb or postgres"
-        )
+        raise ConfigError(f"unknown destination {chosen!r}: set SOURCES__OUTREACH__DESTINATION to duckdb or postgres")
     if chosen == "postgres":
         return WarehouseTarget(destination="postgres", postgres=postgres_target(warehouse))
     return WarehouseTarget(destination="duckdb", duckdb_path=warehouse.duckdb_path)

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.accounts import Workspace
@@ -96,7 +96,7 @@ class WorkspacePlan:
         """The service's clock (its latest HTTP Date), else this machine's (ROUND2-DECISIONS.md)."""
         reader = getattr(self.client, "server_time", None)
         seen = reader() if callable(reader) else None
-        return seen if isinstance(seen, datetime) else datetime.now(timezone.utc)
+        return seen if isinstance(seen, datetime) else datetime.now(UTC)
 
 
 @dataclass
@@ -119,7 +119,7 @@ class Batch:
     def service_time(self) -> datetime:
         """The batch's one scd2 boundary: the latest service time its clients saw."""
         times = [p.service_time() for p in self.plans]
-        return max(times) if times else datetime.now(timezone.utc)
+        return max(times) if times else datetime.now(UTC)
 
 
 def guarded(plan: WorkspacePlan, work: Callable[[Emit], None]) -> Callable[[Emit], None]:
@@ -135,7 +135,7 @@ def guarded(plan: WorkspacePlan, work: Callable[[Emit], None]) -> Callable[[Emit
             raise
         except OutreachError as exc:
             plan.fail(exc)
-        except Exception as exc:  # noqa: BLE001 - one workspace's trouble must not stop the batch
+        except Exception as exc:
             log.exception("workspace %s: unexpected error", plan.workspace_id)
             plan.fail(exc)
 

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -193,7 +193,9 @@ def check_base_url(base_url: str) -> str:
         )
     shown = _safe_url(text)
     if url.userinfo:
-        raise ConfigError(f"the base URL {shown} holds a user name or password: remove it (the key is sent as a header)")
+        raise ConfigError(
+            f"the base URL {shown} holds a user name or password: remove it (the key is sent as a header)"
+        )
     if url.query or url.fragment:
         raise ConfigError(
             f"the base URL {shown} has a query (?...) or fragment (#...) after it: use only scheme, host and a path "
@@ -424,7 +426,11 @@ class OutreachClient:
                 f"{method} {path} failed {attempts} times ({cause}): the service stopped answering; retry later"
             )
         reason = last.reason if isinstance(last, _Retryable) else type(last).__name__
-        hint = "retry later, or lower rate_limit_per_minute" if isinstance(last, _Retryable) and last.kind == "rate" else "retry later"
+        hint = (
+            "retry later, or lower rate_limit_per_minute"
+            if isinstance(last, _Retryable) and last.kind == "rate"
+            else "retry later"
+        )
         return ApiUnavailableError(
             f"{method} {path} failed {attempts} times (last: {reason}): the API is unavailable or overloaded; {hint}"
         )
@@ -501,7 +507,9 @@ class OutreachClient:
             if isinstance(cause, socket.gaierror):
                 return f"host {httpx.URL(url).host} not found (DNS) for {url}: check the host name"
             if isinstance(cause, ssl.SSLError):
-                return f"TLS handshake with {url} failed ({type(cause).__name__}): check http vs https and the certificate"
+                return (
+                    f"TLS handshake with {url} failed ({type(cause).__name__}): check http vs https and the certificate"
+                )
             if isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED:
                 return f"connection refused at {url}: is the service running, is the URL right?"
             if isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
@@ -518,7 +526,7 @@ class OutreachClient:
         except (TypeError, ValueError, IndexError):
             return
         if when.tzinfo is None:  # "-0000": UTC by RFC 5322
-            when = when.replace(tzinfo=timezone.utc)
+            when = when.replace(tzinfo=UTC)
         with self._state_lock:
             if self._server_time is None or when > self._server_time:
                 self._server_time = when

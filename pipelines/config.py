@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from dlt.common.configuration import configspec, resolve_configuration
 from dlt.common.configuration.specs import BaseConfiguration
@@ -30,11 +30,11 @@ DESTINATIONS = ("duckdb", "postgres")  # named in the contract; any other dlt de
 class OutreachSettings(BaseConfiguration):
     """Every setting of the sync. Holds API keys: never log, persist or repr it with them."""
 
-    base_url: Optional[str] = None
+    base_url: str | None = None
     """API base URL ending in /api/v1"""
-    api_key: Optional[TSecretValue] = None
+    api_key: TSecretValue | None = None
     """one workspace's key"""
-    api_keys: Optional[TSecretValue] = None
+    api_keys: TSecretValue | None = None
     """several workspaces: a list (TOML), a JSON list or a comma-separated string"""
     rate_limit_per_minute: int = 120
     """per key; 0 turns pacing off"""
@@ -58,7 +58,7 @@ class OutreachSettings(BaseConfiguration):
     any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
     spool_dir: str = S.DEFAULT_SPOOL_DIR
     """webhook spool, loaded first when it exists"""
-    pipelines_dir: Optional[str] = None
+    pipelines_dir: str | None = None
     """dlt working directories (dlt's default: ~/.dlt/pipelines)"""
     lock_timeout_s: float = 600.0
     """how long a writer waits for the warehouse lock before failing"""

@@ -21,8 +21,9 @@ Loading one job at a time (the other memory bound) is public: ``pipeline.load(wo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Type, cast
+from typing import Any, cast
 
 from dlt.common.destination.client import FollowupJobRequest
 from dlt.common.destination.typing import PreparedTableSchema
@@ -42,7 +43,7 @@ class CatalogDuckDbSqlClient(DuckDbSqlClient):
     def warn_if_catalog_equals_dataset_name(self) -> None:
         """Three-part names make the catalog/dataset clash harmless: nothing to warn about."""
 
-    def catalog_name(self, quote: bool = True, casefold: bool = True) -> Optional[str]:
+    def catalog_name(self, quote: bool = True, casefold: bool = True) -> str | None:
         name = catalog_for(self.credentials.database)
         if casefold:
             name = self.capabilities.casefold_identifier(name)
@@ -65,9 +66,9 @@ class RowidDedupMergeJob(SqlMergeFollowupJob):
         table_name: str,
         primary_keys: Sequence[str],
         columns: Sequence[str],
-        dedup_sort: Optional[Tuple[str, TSortOrder]] = None,
-        condition: Optional[str] = None,
-        condition_columns: Optional[Sequence[str]] = None,
+        dedup_sort: tuple[str, TSortOrder] | None = None,
+        condition: str | None = None,
+        condition_columns: Sequence[str] | None = None,
         skip_dedup: bool = False,
     ) -> str:
         if skip_dedup or dedup_sort is not None:
@@ -99,11 +100,11 @@ class CatalogDuckDbClient(DuckDbClient):
             if hasattr(self, attr):
                 setattr(self, attr, sql_client)
 
-    def _create_merge_followup_jobs(self, table_chain: Sequence[PreparedTableSchema]) -> List[FollowupJobRequest]:
+    def _create_merge_followup_jobs(self, table_chain: Sequence[PreparedTableSchema]) -> list[FollowupJobRequest]:
         return [RowidDedupMergeJob.from_table_chain(table_chain, self.sql_client)]
 
 
-class outreach_duckdb(duckdb_factory):  # noqa: N801 - dlt factories are lowercase
+class outreach_duckdb(duckdb_factory):
     @property
-    def client_class(self) -> Type[DuckDbClient]:
+    def client_class(self) -> type[DuckDbClient]:
         return CatalogDuckDbClient

@@ -38,11 +38,21 @@ DEFAULT_MAX_SKEW = timedelta(hours=1)
 DONE_RETENTION_S = 7 * 24 * 3600  # loaded spool files are kept this long, for audit and replays
 
 EVENTS_COLUMNS: TTableSchemaColumns = {
-    "event_id": {"data_type": "text", "nullable": False, "description": "SHA-256 (first 32 hex) of the canonical payload: the same for every delivery of one event"},
+    "event_id": {
+        "data_type": "text",
+        "nullable": False,
+        "description": "SHA-256 (first 32 hex) of the canonical payload: the same for every delivery of one event",
+    },
     "event": {"data_type": "text", "description": "event key, e.g. lead.replied"},
     "created_at": {"data_type": "timestamp", "description": "when the event happened (service time, from the payload)"},
-    "received_at": {"data_type": "timestamp", "description": "when the receiver first spooled it (receiver wall clock, UTC)"},
-    "workspace_id": {"data_type": "text", "description": "workspace whose signing secret verified it; null when the receiver has one unnamed secret"},
+    "received_at": {
+        "data_type": "timestamp",
+        "description": "when the receiver first spooled it (receiver wall clock, UTC)",
+    },
+    "workspace_id": {
+        "data_type": "text",
+        "description": "workspace whose signing secret verified it; null when the receiver has one unnamed secret",
+    },
     "campaign_id": {"data_type": "text", "description": "data.campaign_id when present"},
     "lead_id": {"data_type": "text", "description": "data.lead_id when present"},
     "email": {"data_type": "text", "description": "data.email when present"},
@@ -106,9 +116,7 @@ def events_resource(spool_dir: Path | str | None = None, snapshot: spool.SpoolSn
     return resource
 
 
-def mark_spool_loaded(
-    spool_dir: Path | str | None, files: spool.SpoolSnapshot | Iterable[Path | str] | None
-) -> int:
+def mark_spool_loaded(spool_dir: Path | str | None, files: spool.SpoolSnapshot | Iterable[Path | str] | None) -> int:
     """Move the snapshot's sealed files to ``done/``. Call only after the load committed.
 
     Live files (a running receiver's) stay, and are read again next time.
@@ -153,7 +161,9 @@ def _as_datetime(value: Any) -> datetime | None:
     return None
 
 
-def replied_events_from_spool(spool_dir: Path | str | None = None, *, include_done: bool = True) -> list[dict[str, Any]]:
+def replied_events_from_spool(
+    spool_dir: Path | str | None = None, *, include_done: bool = True
+) -> list[dict[str, Any]]:
     """``lead.replied`` payload data (with created_at) from the spool files, done ones included."""
     root = Path(spool_dir or spool.DEFAULT_SPOOL_DIR)
     snap = spool.snapshot(root)

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ def extract_batch(
     `body_lookup`: "auto" (bodies from webhook events when pipelines.events exists), None (API only) or
     a `BodyLookup`.
     """
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
     pipeline = make_pipeline(pipeline_name_for(ordered[0].workspace_id), warehouse, settings.pipelines_dir)
     reader = WarehouseReader(pipeline, read_lock)

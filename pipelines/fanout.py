@@ -71,7 +71,9 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
                         except queue.Empty:
                             pass
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"outreach-io-{i}") for i in range(min(workers, len(tasks)))]
+    threads = [
+        threading.Thread(target=worker, daemon=True, name=f"outreach-io-{i}") for i in range(min(workers, len(tasks)))
+    ]
     for thread in threads:
         thread.start()
     finished = 0

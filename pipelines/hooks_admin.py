@@ -20,7 +20,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,10 @@ def subscribe(
 
 
 def unsubscribe(
-    *, subscription_id: str, base_url: str | None = None, api_key: str | None = None,
+    *,
+    subscription_id: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
     duckdb_path: str | Path | None = None,
 ) -> str:
     """Delete one subscription and mark it deleted in the record; returns the line to print.
@@ -159,7 +162,7 @@ def _workspace(client: OutreachClient) -> dict[str, str]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class SubscriptionRecord:
@@ -174,7 +177,9 @@ class SubscriptionRecord:
         except FileNotFoundError:
             return []
         except ValueError:
-            raise ConfigError(f"{self.path} is not valid JSON: fix or move it (it records webhook subscriptions)") from None
+            raise ConfigError(
+                f"{self.path} is not valid JSON: fix or move it (it records webhook subscriptions)"
+            ) from None
         items = data.get("subscriptions") if isinstance(data, dict) else None
         return [dict(e) for e in items if isinstance(e, dict)] if isinstance(items, list) else []
 
@@ -190,9 +195,11 @@ class SubscriptionRecord:
             entries = self.entries()
             found = False
             for e in entries:
-                if e.get("subscription_id") == subscription_id and e.get("workspace_id") == workspace_id and e.get(
-                    "status"
-                ) == "active":
+                if (
+                    e.get("subscription_id") == subscription_id
+                    and e.get("workspace_id") == workspace_id
+                    and e.get("status") == "active"
+                ):
                     e["status"], e["deleted_at"] = status, _now()
                     found = True
             if found:

@@ -28,7 +28,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -79,7 +79,7 @@ class Holder:
 
     @classmethod
     def me(cls, what: str) -> Holder:
-        now = datetime.now(timezone.utc).astimezone()
+        now = datetime.now(UTC).astimezone()
         return cls(
             what=what, started_at=now.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=os.getpid(), host=socket.gethostname()
         )
@@ -390,7 +390,7 @@ def _close_session(state: _Hold) -> None:
 
 def _encode_app_name(me: Holder) -> str:
     """`application_name` holds 63 bytes: prefix|what|epoch|pid|host, the host cut to fit."""
-    epoch = int(datetime.now(timezone.utc).timestamp())
+    epoch = int(datetime.now(UTC).timestamp())
     head = f"{_APP_PREFIX}|{me.what[:16]}|{epoch}|{me.pid}|"
     return head + me.host[: max(0, 63 - len(head))]
 
@@ -400,7 +400,7 @@ def _decode_app_name(value: Any) -> Holder | None:
     if len(parts) != 5 or parts[0] != _APP_PREFIX:
         return None
     try:
-        started = datetime.fromtimestamp(int(parts[2]), timezone.utc).astimezone()
+        started = datetime.fromtimestamp(int(parts[2]), UTC).astimezone()
         return Holder(
             what=parts[1], started_at=started.strftime("%Y-%m-%d %H:%M:%S %Z"), pid=int(parts[3]), host=parts[4]
         )

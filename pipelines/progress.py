@@ -149,7 +149,18 @@ class ProgressDisplay:
         from rich.table import Table
 
         table = Table(title="outreach sync", expand=False)
-        for column in ("workspace", "stage", "pages", "rows", "requests", "429s", "retries", "rate wait", "done", "ETA"):
+        for column in (
+            "workspace",
+            "stage",
+            "pages",
+            "rows",
+            "requests",
+            "429s",
+            "retries",
+            "rate wait",
+            "done",
+            "ETA",
+        ):
             table.add_column(column)
         for item in self.items:
             snap = item.snapshot()

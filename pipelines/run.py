@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,7 @@ def run_batches(
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
     size = settings.batch_size
     batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
-    synced_at = datetime.now(timezone.utc)
+    synced_at = datetime.now(UTC)
 
     def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
         extracted = extract_batch(
@@ -229,7 +229,7 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
 
 def new_run_id() -> str:
     """A run's id: sortable by start time, unique across processes and machines."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
 
 
 def _errors(
@@ -250,7 +250,7 @@ def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
 
 def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:
     """The run record of a key that named no workspace (rejected at GET /account)."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return run_row(
         run_id=run_id,
         workspace_id=None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -69,7 +69,7 @@ def run_row(
         "workspace_name": workspace_name,
         "mode": mode,
         "started_at": started_at,
-        "ended_at": ended_at or datetime.now(timezone.utc),
+        "ended_at": ended_at or datetime.now(UTC),
         "outcome": outcome,
         "rows_loaded": dict(rows_loaded),
         "requests": int(requests),

@@ -53,6 +53,7 @@ OPEN_ENUMS: dict[str, dict[str, frozenset[str]]] = {
     "email_accounts": {"provider": frozenset({"google", "microsoft", "smtp"})},
 }
 
+
 def _ts() -> dict[str, Any]:
     return {"data_type": "timestamp", "timezone": True}
 

@@ -78,9 +78,7 @@ def stats_rows(
     """GET /campaigns/{id}/stats -> (campaign_stats row, campaign_variants rows, campaign_daily_sends rows)."""
     raw_campaign = stats.get("campaign")
     campaign: Mapping[str, Any] = raw_campaign if isinstance(raw_campaign, Mapping) else {}
-    head: dict[str, Any] = {
-        k: v for k, v in stats.items() if k not in ("campaign", "variants", "daily")
-    }
+    head: dict[str, Any] = {k: v for k, v in stats.items() if k not in ("campaign", "variants", "daily")}
     head.update(
         campaign_id=campaign_id,
         workspace_id=workspace_id,
@@ -93,7 +91,13 @@ def stats_rows(
     for item in stats.get("variants") or []:
         if isinstance(item, Mapping) and item.get("index") is not None:
             variants.append(
-                {**item, "campaign_id": campaign_id, "workspace_id": workspace_id, "synced_at": synced_at, "deleted_at": None}
+                {
+                    **item,
+                    "campaign_id": campaign_id,
+                    "workspace_id": workspace_id,
+                    "synced_at": synced_at,
+                    "deleted_at": None,
+                }
             )
     daily = []
     for item in stats.get("daily") or []:
@@ -243,7 +247,10 @@ def _lenient(values: list[Any], typ: pa.DataType, name: str) -> tuple[pa.Array, 
     if bad:
         log.warning(
             "campaign_recipients.%s: %d value(s) do not fit type %s; they land in %s__v_text (type drift)",
-            name, bad, typ, name,
+            name,
+            bad,
+            typ,
+            name,
         )
     return pa.array(out, typ), coerced, pa.array(variant, pa.string()) if bad else None
 
@@ -279,7 +286,13 @@ def _coerce_scalar(value: Any, typ: pa.DataType) -> Any:
             return float(value)
         return _NOTHING
     if pa.types.is_string(typ):
-        return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (int, float, bool)) else _NOTHING
+        return (
+            value
+            if isinstance(value, str)
+            else json.dumps(value)
+            if isinstance(value, (int, float, bool))
+            else _NOTHING
+        )
     if pa.types.is_timestamp(typ):
         if isinstance(value, datetime):
             return value
@@ -320,14 +333,29 @@ def _spec_types() -> dict[str, dict[str, str]]:
     """The types the API spec gives its numbers and booleans, as dlt columns (nested objects joined by ``__``):
     known before the first load, so a drifting API cannot make a first sync infer text for a number."""
     counts = ("total_leads", "sent", "opened", "clicked", "replied", "bounced")
-    totals = ("recipients", "sent", "delivered", "opened", "clicked", "replied", "bounced", "unsubscribed", "pending",
-              "failed")
+    totals = (
+        "recipients",
+        "sent",
+        "delivered",
+        "opened",
+        "clicked",
+        "replied",
+        "bounced",
+        "unsubscribed",
+        "pending",
+        "failed",
+    )
     rates = ("open", "click", "reply", "bounce", "unsubscribe", "progress")
     return {
-        "workspaces": {"credits__balance": "bigint", **{f"counts__{n}": "bigint" for n in ("campaigns", "email_accounts", "lists")}},
+        "workspaces": {
+            "credits__balance": "bigint",
+            **{f"counts__{n}": "bigint" for n in ("campaigns", "email_accounts", "lists")},
+        },
         "campaigns": {
             **{f"stats__{n}": "bigint" for n in counts},
-            "follow_up__enabled": "bool", "follow_up__delay_days": "bigint", "follow_up__max": "bigint",
+            "follow_up__enabled": "bool",
+            "follow_up__delay_days": "bigint",
+            "follow_up__max": "bigint",
             "stop_on_reply": "bool",
         },
         "campaign_stats": {**{f"totals__{n}": "bigint" for n in totals}, **{f"rates__{n}": "double" for n in rates}},
@@ -335,8 +363,12 @@ def _spec_types() -> dict[str, dict[str, str]]:
         "campaign_daily_sends": {"sent": "bigint"},
         "replies": {"is_read": "bool"},
         "email_accounts": {
-            "is_active": "bool", "daily_send_limit": "bigint", "sent_today": "bigint", "reputation_score": "double",
-            "warmup__enabled": "bool", "warmup__health_score": "double",
+            "is_active": "bool",
+            "daily_send_limit": "bigint",
+            "sent_today": "bigint",
+            "reputation_score": "double",
+            "warmup__enabled": "bool",
+            "warmup__health_score": "double",
         },
     }
 
@@ -394,7 +426,11 @@ class DriftGuard:
     def _mapper(self, resource_name: str) -> Callable[[Any, Any], Any]:
         def watch(item: Any, meta: Any = None) -> Any:
             hints = getattr(meta, "hints", None)
-            table = str(hints.get("table_name")) if isinstance(hints, Mapping) and hints.get("table_name") else resource_name
+            table = (
+                str(hints.get("table_name"))
+                if isinstance(hints, Mapping) and hints.get("table_name")
+                else resource_name
+            )
             if isinstance(item, pa.Table):
                 return self.arrow(table, item)
             if isinstance(item, dict):
@@ -441,7 +477,9 @@ class DriftGuard:
                 continue
             data_type = types.get(column)
             natural = _NATURAL.get(data_type or "")
-            if natural is None or (isinstance(value, natural) and not (isinstance(value, bool) and bool not in natural)):
+            if natural is None or (
+                isinstance(value, natural) and not (isinstance(value, bool) and bool not in natural)
+            ):
                 if data_type == "double" and type(value) is int:
                     node[key] = float(value)  # a whole-number rate must not make dlt infer bigint for the column
                 continue

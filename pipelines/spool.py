@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,7 @@ def make_record(
     payload: Mapping[str, Any], *, workspace_id: str | None = None, received_at: datetime | None = None
 ) -> dict[str, Any]:
     """One spool record for a verified delivery."""
-    received = received_at or datetime.now(timezone.utc)
+    received = received_at or datetime.now(UTC)
     return {
         "v": FORMAT_VERSION,
         "event_id": event_id_for(payload),
@@ -171,7 +171,9 @@ class SpoolWriter:
             if self._durable < seq and not self._is_failed(seq):
                 self._flush()
             if self._is_failed(seq):
-                raise SpoolWriteError(f"could not write the spool in {self.spool_dir}: check disk space and permissions")
+                raise SpoolWriteError(
+                    f"could not write the spool in {self.spool_dir}: check disk space and permissions"
+                )
 
     def rotate_if_due(self) -> Path | None:
         """Seal the live file if it is too old; returns the sealed path, if any."""
@@ -218,7 +220,9 @@ class SpoolWriter:
                 os.fdatasync(self._fd)
                 self.fsyncs += 1
         except OSError as exc:
-            log.error("spool write failed (%s); %d deliveries will be refused and retried by the sender", exc, len(batch))
+            log.error(
+                "spool write failed (%s); %d deliveries will be refused and retried by the sender", exc, len(batch)
+            )
             self._failed.append((first, last))
             self._failed = self._failed[-64:]
             # A failed write may leave a partial line: seal that file so the next
@@ -233,7 +237,7 @@ class SpoolWriter:
             self._seal()
 
     def _open_new(self) -> None:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         base = f"{_PREFIX}{stamp}-{os.getpid()}-{next(_file_counter):04d}"
         tmp = self.spool_dir / f"{base}{_TMP}"
         live = self.spool_dir / f"{base}{_OPEN}"
@@ -343,7 +347,9 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
         return
     end = data.rfind(b"\n")
     if end < len(data) - 1:
-        log.warning("%s: ignoring a torn last line (%d bytes, never acknowledged)", Path(path).name, len(data) - end - 1)
+        log.warning(
+            "%s: ignoring a torn last line (%d bytes, never acknowledged)", Path(path).name, len(data) - end - 1
+        )
     for lineno, line in enumerate(data[: end + 1].splitlines(), start=1):
         if not line.strip():
             continue
@@ -355,7 +361,9 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
         if isinstance(record, dict) and record.get("v") == FORMAT_VERSION and "event_id" in record:
             yield record
         else:
-            log.warning("%s:%d: skipping a line that is not a version %d spool record", Path(path).name, lineno, FORMAT_VERSION)
+            log.warning(
+                "%s:%d: skipping a line that is not a version %d spool record", Path(path).name, lineno, FORMAT_VERSION
+            )
 
 
 def mark_loaded(spool_dir: Path | str, files: Iterable[Path | str]) -> list[Path]:

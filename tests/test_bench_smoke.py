@@ -19,7 +19,18 @@ ISSUE_KEYS = {
 
 def test_idle_tiny_prints_the_json_line_and_results(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--scenario", "idle", "--scale", "tiny", "--no-baseline", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--scenario",
+            "idle",
+            "--scale",
+            "tiny",
+            "--no-baseline",
+            "--out",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
         timeout=240,
@@ -41,7 +52,7 @@ def test_idle_tiny_prints_the_json_line_and_results(tmp_path: Path) -> None:
     assert "| idle | tiny |" in table and "Machine:" in table
 
 
-def _snapshot(statuses: list[str], replies: int = 0) -> "Snapshot":
+def _snapshot(statuses: list[str], replies: int = 0) -> Snapshot:
     from bench.snapshot import RecipientRow, Snapshot
 
     campaign = {"id": "c1", "name": "C", "status": "active",
@@ -112,7 +123,7 @@ def test_a_side_past_the_memory_cap_is_stopped_and_reported(make_sandbox: Any, t
 def test_a_child_reports_its_own_peak_not_its_parents() -> None:
     """ru_maxrss would give the child at least the parent's RSS at fork (300 MB here)."""
     ballast = bytearray(300 * 2**20)
-    ballast[:: 4096] = b"\x01" * len(ballast[:: 4096])  # touch every page: resident, not just reserved
+    ballast[::4096] = b"\x01" * len(ballast[::4096])  # touch every page: resident, not just reserved
     code = "from bench.peak import peak_rss_mb; print(peak_rss_mb())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert 5 < float(out) < 150, out

@@ -14,8 +14,9 @@ OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 def run_check(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__"))}
-    return subprocess.run([OUTREACH, "check", *args], cwd=cwd, env={**clean, **(env or {})}, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [OUTREACH, "check", *args], cwd=cwd, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=120
+    )
 
 
 def project(tmp_path: Path, config: str, secrets: str) -> Path:

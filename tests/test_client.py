@@ -43,7 +43,9 @@ def test_bearer_auth_and_paging_follow_last_page() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         page = int(request.url.params["page"])
-        return httpx.Response(200, json={"data": [{"id": f"r{page}"}], "meta": {"current_page": page, "last_page": 3, "total": 3}})
+        return httpx.Response(
+            200, json={"data": [{"id": f"r{page}"}], "meta": {"current_page": page, "last_page": 3, "total": 3}}
+        )
 
     with make_client(handler) as client:
         ids = [item["id"] for page in client.iter_pages("/campaigns/x/leads", per_page=200) for item in page.items]
@@ -109,7 +111,10 @@ def test_transient_failures_are_retried_until_success() -> None:
 
 
 def test_retries_exhausted_raise_api_unavailable() -> None:
-    with make_client(lambda r: httpx.Response(502), max_attempts=3) as client, pytest.raises(ApiUnavailableError) as info:
+    with (
+        make_client(lambda r: httpx.Response(502), max_attempts=3) as client,
+        pytest.raises(ApiUnavailableError) as info,
+    ):
         client.get("/campaigns")
     assert "failed 3 times" in str(info.value) and KEY not in str(info.value)
 

@@ -7,7 +7,7 @@ import math
 import socket
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
 
@@ -90,7 +90,10 @@ def test_a_404_on_account_is_the_base_url_not_a_missing_id() -> None:
     def not_here(method: str, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         return json_answer(404, {"detail": "Not Found"})
 
-    with LoopbackServer(not_here) as server, OutreachClient(KEY, server.url + "/v2/api/v1", rate_limit_per_minute=0) as c:
+    with (
+        LoopbackServer(not_here) as server,
+        OutreachClient(KEY, server.url + "/v2/api/v1", rate_limit_per_minute=0) as c,
+    ):
         message, _ = timed_error(lambda: connectivity_check(c), BaseUrlError)
         assert len(server.requests) == 1
     assert "answered 404: this is not the API's base URL" in message and "does not exist" not in message
@@ -158,7 +161,10 @@ def test_cli_sync_gives_one_line_within_5s_for_each_mistake(tmp_path: Any) -> No
     runner = CliRunner()
     with LoopbackServer(html) as server:
         cases = [
-            (["--base-url", "http://127.0.0.1:1/api/v1", "--api-key", KEY], "connection refused at http://127.0.0.1:1/api/v1"),
+            (
+                ["--base-url", "http://127.0.0.1:1/api/v1", "--api-key", KEY],
+                "connection refused at http://127.0.0.1:1/api/v1",
+            ),
             (["--base-url", server.url + "/api/v1", "--api-key", KEY], "this URL answers HTML, not the API"),
             (["--base-url", server.url, "--api-key", KEY], "does not end in /api/v1"),
             (["--base-url", server.url + "/api/v1", "--api-key", "abc\ndef"], "the API key has a line break"),
@@ -191,9 +197,7 @@ def test_connection_lost_after_first_contact_is_retried_as_usual(monkeypatch: py
 
 # -- the service clock -----------------------------------------------------------------------------------
 def test_server_time_is_the_newest_date_header() -> None:
-    dates = iter(
-        [datetime(2031, 5, 1, 12, 0, 5, tzinfo=timezone.utc), datetime(2031, 5, 1, 12, 0, 1, tzinfo=timezone.utc)]
-    )
+    dates = iter([datetime(2031, 5, 1, 12, 0, 5, tzinfo=UTC), datetime(2031, 5, 1, 12, 0, 1, tzinfo=UTC)])
 
     def dated(method: str, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         status, headers, body = account_answer(method, path, query)
@@ -203,7 +207,7 @@ def test_server_time_is_the_newest_date_header() -> None:
         assert c.server_time() is None
         connectivity_check(c)
         connectivity_check(c)
-        assert c.server_time() == datetime(2031, 5, 1, 12, 0, 5, tzinfo=timezone.utc)
+        assert c.server_time() == datetime(2031, 5, 1, 12, 0, 5, tzinfo=UTC)
 
 
 # -- paging ------------------------------------------------------------------------------------------------
@@ -246,7 +250,9 @@ def test_an_api_that_ignores_page_and_echoes_it_in_meta_fails_too() -> None:
     with LoopbackServer(paged(ignore_page=True, lie_about_page=True)) as server:
         with pytest.raises(PagingError) as info:
             read_all(server.url)
-    assert str(info.value).startswith("GET /campaigns: page 2 holds the same 100 rows as page 1: the API ignores `page`")
+    assert str(info.value).startswith(
+        "GET /campaigns: page 2 holds the same 100 rows as page 1: the API ignores `page`"
+    )
 
 
 def test_rows_missing_under_a_stable_total_fail_loudly() -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import duckdb
 import psutil
 import pytest
-
 from doc_blocks import as_run_here, doc_block
+
 from pipelines import demo_guard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,13 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     cwd = tmp_path_factory.mktemp("demo")
     servers_before, homes_before = _prefect_servers(), _temp_homes()
     done = subprocess.run(
-        [OUTREACH, "demo", "--scale", "tiny"], cwd=cwd, env=_user_env(), capture_output=True, text=True, check=False, timeout=300
+        [OUTREACH, "demo", "--scale", "tiny"],
+        cwd=cwd,
+        env=_user_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     return DemoRun(cwd, done, servers_before, homes_before)
 
@@ -100,8 +106,17 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
     done = demo_run.done
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout.lower()
-    for needle in ("campaigns", "sends", "reply rate", "top variant", "mailbox", "full sync done",
-                   "quick sync done", "duckdb", "sources__outreach__api_key"):
+    for needle in (
+        "campaigns",
+        "sends",
+        "reply rate",
+        "top variant",
+        "mailbox",
+        "full sync done",
+        "quick sync done",
+        "duckdb",
+        "sources__outreach__api_key",
+    ):
         assert needle in out, f"{needle!r} missing from the demo output:\n{done.stdout[-3000:]}"
     leaked = [line for line in (done.stdout + done.stderr).splitlines() if "leaked" in line]
     assert not leaked, f"nanobind leak lines after the demo: {leaked[:3]}"
@@ -128,7 +143,13 @@ def test_the_readme_command_finds_the_demo_pipelines(demo_run: DemoRun) -> None:
     )
     env = {k: v for k, v in _user_env().items() if not k.startswith("DLT_")}
     done = subprocess.run(
-        ["bash", "-e", "-c", script], cwd=demo_run.cwd, env=env, capture_output=True, text=True, check=False, timeout=120
+        ["bash", "-e", "-c", script],
+        cwd=demo_run.cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"{script}\n{output[-3000:]}"
@@ -146,8 +167,13 @@ def test_a_sync_of_another_workspace_into_the_demo_warehouse_refuses_in_one_line
     mtime = demo_run.warehouse.stat().st_mtime_ns
     sandbox, key = _foreign_sandbox(make_sandbox)
     done = subprocess.run(
-        [OUTREACH, "sync", "--mode", "full", "--no-progress"], cwd=demo_run.cwd, env=_sync_env(sandbox, key),
-        capture_output=True, text=True, check=False, timeout=120,
+        [OUTREACH, "sync", "--mode", "full", "--no-progress"],
+        cwd=demo_run.cwd,
+        env=_sync_env(sandbox, key),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
@@ -164,7 +190,12 @@ def test_the_printed_next_steps_sync_a_real_workspace_apart_and_the_demo_then_re
     sandbox, key = _foreign_sandbox(make_sandbox)
     line = next(line.strip() for line in demo_run.done.stdout.splitlines() if " sync --mode full --duckdb " in line)
     done = subprocess.run(
-        ["bash", "-c", line], cwd=demo_run.cwd, env=_sync_env(sandbox, key), capture_output=True, text=True, check=False,
+        ["bash", "-c", line],
+        cwd=demo_run.cwd,
+        env=_sync_env(sandbox, key),
+        capture_output=True,
+        text=True,
+        check=False,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -176,8 +207,13 @@ def test_the_printed_next_steps_sync_a_real_workspace_apart_and_the_demo_then_re
     demo_guard.write_marker(mine, demo_guard.read_marker(demo_run.warehouse).workspace_ids)  # type: ignore[union-attr]
     size = mine.stat().st_size
     refused = subprocess.run(
-        [OUTREACH, "demo", "--scale", "tiny", "--duckdb", str(mine)], cwd=demo_run.cwd, env=_user_env(),
-        capture_output=True, text=True, check=False, timeout=120,
+        [OUTREACH, "demo", "--scale", "tiny", "--duckdb", str(mine)],
+        cwd=demo_run.cwd,
+        env=_user_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert refused.returncode == 1
     lines = refused.stderr.strip().splitlines()
@@ -190,7 +226,12 @@ def test_a_warehouse_without_the_demo_marker_is_never_touched(demo_run: DemoRun,
     warehouse.parent.mkdir()
     shutil.copy(demo_run.warehouse, warehouse)
     refused = subprocess.run(
-        [OUTREACH, "demo", "--scale", "tiny"], cwd=tmp_path, env=_user_env(), capture_output=True, text=True, check=False,
+        [OUTREACH, "demo", "--scale", "tiny"],
+        cwd=tmp_path,
+        env=_user_env(),
+        capture_output=True,
+        text=True,
+        check=False,
         timeout=120,
     )
     assert refused.returncode == 1

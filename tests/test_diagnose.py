@@ -129,7 +129,8 @@ def test_path_under_a_regular_file_is_one_line_before_any_request(tmp_path: Path
 
     started = time.monotonic()
     result = CliRunner().invoke(
-        app, ["sync", "--base-url", sb.base_url, "--api-key", key, "--duckdb", str(regular / "w.duckdb"), "--no-progress"]
+        app,
+        ["sync", "--base-url", sb.base_url, "--api-key", key, "--duckdb", str(regular / "w.duckdb"), "--no-progress"],
     )
     assert time.monotonic() - started < 2.0
     assert result.exit_code == 1

@@ -180,9 +180,19 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     keyed = [data for key, data in published if key == "outreach-sync-full"]
     assert len(keyed) == 1, [a.key for a in gathered["artifacts"]]
     markdown = keyed[0]
-    for needle in ("Time per stage", "extract+normalize", "| load |", "build models", "data tests",
-                   "publish BI", "429s", "deferred", "| campaign_recipients |", "Models and data tests",
-                   f"[report.html]({(tmp_path / 'report.html').resolve().as_uri()})"):
+    for needle in (
+        "Time per stage",
+        "extract+normalize",
+        "| load |",
+        "build models",
+        "data tests",
+        "publish BI",
+        "429s",
+        "deferred",
+        "| campaign_recipients |",
+        "Models and data tests",
+        f"[report.html]({(tmp_path / 'report.html').resolve().as_uri()})",
+    ):
         assert needle in markdown, f"{needle!r} missing from the artifact"
 
     # No key in any parameter, log line or artifact of the run or its subflows.
@@ -230,7 +240,9 @@ def test_bad_key_fails_its_subflow_at_once_while_the_other_workspace_loads(
 
     # The good workspace's data stays, and the models were built from it.
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        assert con.execute("select distinct workspace_id from outreach.workspaces").fetchall() == [(good["workspace_id"],)]
+        assert con.execute("select distinct workspace_id from outreach.workspaces").fetchall() == [
+            (good["workspace_id"],)
+        ]
         assert con.execute("select count(*) from reporting.workspace_overview").fetchone() == (1,)
 
 
@@ -265,8 +277,14 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
     assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI", "dashboard"}
     gathered = _gather(run_id)
     names = {t.name.rsplit("-", 1)[0] for t in gathered["task_runs"]}
-    assert {"extract-normalize", "load", "build-models-and-data-tests", "publish-bi", "write-dashboard",
-            "publish-report"} <= names
+    assert {
+        "extract-normalize",
+        "load",
+        "build-models-and-data-tests",
+        "publish-bi",
+        "write-dashboard",
+        "publish-report",
+    } <= names
     extracts = [t for t in gathered["task_runs"] if t.name.startswith("extract-normalize")]
     assert len(calls) == 2 and len(extracts) == 1 and extracts[0].run_count == 2
     with duckdb.connect(str(stages.bi_path_for(warehouse)), read_only=True) as con:
@@ -286,8 +304,7 @@ def test_prefect_yaml_deployments_register_and_the_no_overlap_limits_hold(prefec
     from prefect.concurrency.sync import concurrency
 
     from flows.deployments import build_deployments, ensure_concurrency_limits, load_prefect_yaml
-    from flows.run_lock import SYNC_LIMIT, exclusive_sync_run
-    from flows.run_lock import WRITER_TAG
+    from flows.run_lock import SYNC_LIMIT, WRITER_TAG, exclusive_sync_run
 
     config = load_prefect_yaml(Path(__file__).resolve().parents[1] / "prefect.yaml")
     ids = {d.name: d.apply() for d in build_deployments(config)}

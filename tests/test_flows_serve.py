@@ -97,9 +97,7 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     # flows/README.md's block, as written (``.venv/bin/`` is this interpreter's bin directory)
     command = shlex.split(as_run_here(doc_block("flows/README.md", "serve"), Path(OUTREACH).parent), comments=True)
     assert command == [OUTREACH, "serve"], command
-    serve = subprocess.Popen(
-        command, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    serve = subprocess.Popen(command, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = _Output(serve)
     try:
         output.wait_for("Stop with Ctrl-C.", timeout=240)
@@ -107,10 +105,10 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
         rows = {name: next(line for line in output.lines if f"sync-all/{name} " in line) for name in ("quick", "full")}
         assert "*/15 * * * * (UTC)" in rows["quick"] and "0 2 * * * (UTC)" in rows["full"]
         now = datetime.now(UTC)
-        quick_runs = [datetime.strptime(m, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC)
-                      for m in WHEN.findall(rows["quick"])]
-        full_runs = [datetime.strptime(m, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC)
-                     for m in WHEN.findall(rows["full"])]
+        quick_runs = [
+            datetime.strptime(m, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC) for m in WHEN.findall(rows["quick"])
+        ]
+        full_runs = [datetime.strptime(m, "%Y-%m-%d %H:%M UTC").replace(tzinfo=UTC) for m in WHEN.findall(rows["full"])]
         assert len(quick_runs) == 3 and len(full_runs) == 3, text
         assert all(r.minute % 15 == 0 and r > now for r in quick_runs), rows["quick"]
         assert all((r.hour, r.minute) == (2, 0) for r in full_runs), rows["full"]
@@ -120,7 +118,12 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
         command = next(line.strip() for line in output.lines if "deployment run 'sync-all/quick'" in line)
         api_url = re.search(r"PREFECT_API_URL=(\S+)", command).group(1)  # type: ignore[union-attr]
         triggered = subprocess.run(
-            ["bash", "-c", command], cwd=tmp_path, env={**env, "COLUMNS": "200"}, capture_output=True, text=True, check=False,
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            env={**env, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            check=False,
             timeout=120,
         )
         assert triggered.returncode == 0, triggered.stdout + triggered.stderr
@@ -128,7 +131,10 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
         assert run["state_type"] == "COMPLETED", run["state"]
 
         with duckdb.connect(str(home / "data" / "outreach.duckdb"), read_only=True) as con:
-            loaded = {row[0] for row in con.execute("select distinct workspace_id from outreach.outreach.workspaces").fetchall()}
+            loaded = {
+                row[0]
+                for row in con.execute("select distinct workspace_id from outreach.outreach.workspaces").fetchall()
+            }
         assert loaded == {k["workspace_id"] for k in keys}
         server_port = int(api_url.split(":")[2].split("/")[0])
     finally:
@@ -143,7 +149,10 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     assert serve.returncode == 0, text[-3000:]
     for bad in ("ERROR", "Traceback", "leaked", "telemetry"):
         assert bad not in text, f"{bad!r} in the output of outreach serve:\n{text[-4000:]}"
-    listening = [c for c in psutil.net_connections(kind="tcp") if c.laddr and c.laddr.port == server_port
-                 and c.status == psutil.CONN_LISTEN]
+    listening = [
+        c
+        for c in psutil.net_connections(kind="tcp")
+        if c.laddr and c.laddr.port == server_port and c.status == psutil.CONN_LISTEN
+    ]
     assert not listening, "the temporary Prefect server still listens after outreach serve stopped"
     assert _temp_homes() <= homes_before, "outreach serve left its temporary Prefect home behind"

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from datetime import UTC
+from itertools import pairwise
 from pathlib import Path
 
 import httpx
@@ -18,9 +19,8 @@ import yaml
 
 from flows.deployments import build_deployments, deployment_specs, load_entrypoint, load_prefect_yaml
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
-from flows.run_lock import SYNC_LIMIT
+from flows.run_lock import SYNC_LIMIT, WRITER_TAG
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from flows.run_lock import WRITER_TAG
 from pipelines.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
 from pipelines.lock import lock_path_for, warehouse_writer
 
@@ -79,7 +79,7 @@ def test_quick_fires_every_15_minutes_and_full_nightly() -> None:
     it = croniter("*/15 * * * *", start)
     runs = [it.get_next(datetime) for _ in range(5)]
     assert runs[0].minute == 15
-    assert [(b - a).total_seconds() for a, b in zip(runs, runs[1:])] == [900.0] * 4
+    assert [(b - a).total_seconds() for a, b in pairwise(runs)] == [900.0] * 4
     nightly = croniter("0 2 * * *", start)
     first, second = nightly.get_next(datetime), nightly.get_next(datetime)
     assert (first.hour, first.minute) == (2, 0) and (second - first).total_seconds() == 86_400
@@ -286,7 +286,7 @@ def test_writer_lock_serialises_threads(tmp_path: Path) -> None:
         t.join()
     intervals.sort()
     assert len(intervals) == 4
-    assert all(prev_end <= next_start for (_, prev_end), (next_start, _) in zip(intervals, intervals[1:]))
+    assert all(prev_end <= next_start for (_, prev_end), (next_start, _) in pairwise(intervals))
 
 
 def test_writer_lock_serialises_processes(tmp_path: Path) -> None:

@@ -36,6 +36,12 @@ def test_each_event_is_used_once_and_far_events_are_ignored() -> None:
 
 
 def test_incomplete_inputs_are_skipped() -> None:
-    replies = [{"id": "r1", "campaign_id": "c1", "from": None, "received_at": "2026-03-02T10:00:00Z"}, _reply("r2", "bad time")]
-    events = [_event("x", "2026-03-02T10:00:00+00:00"), {"campaign_id": "c1", "email": "ada@example.com", "created_at": "2026-03-02T10:00:00+00:00"}]
+    replies = [
+        {"id": "r1", "campaign_id": "c1", "from": None, "received_at": "2026-03-02T10:00:00Z"},
+        _reply("r2", "bad time"),
+    ]
+    events = [
+        _event("x", "2026-03-02T10:00:00+00:00"),
+        {"campaign_id": "c1", "email": "ada@example.com", "created_at": "2026-03-02T10:00:00+00:00"},
+    ]
     assert event_bodies_for(replies, events) == {}

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import httpx
+from test_hooks_support import SECRET, event_rows, free_port, load, payload, signed
 
 from pipelines import spool
-from test_hooks_support import SECRET, event_rows, free_port, load, payload, signed
 
 
 def _start_receiver(port: int, spool_dir: Path, cwd: Path) -> subprocess.Popen[bytes]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -13,13 +12,13 @@ import duckdb
 import httpx
 import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
+from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
 
 from pipelines import spool
 from pipelines.events import events_resource, load_spool, mark_spool_loaded
 from receiver.app import MAX_NESTING
 from receiver.server import ReceiverServer
 from receiver.signature import sign
-from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
 
 
 @pytest.fixture
@@ -52,10 +51,20 @@ def test_refusals_have_the_documented_status_and_spool_nothing(receiver: Receive
         ("no signature", good, {k: v for k, v in signed(good).items() if k != "X-Service-Signature"}, 401),
         ("no timestamp", good, {k: v for k, v in signed(good).items() if k != "X-Service-Timestamp"}, 401),
         ("stale timestamp", good, signed(good, ts=now - 301), 401),
-        ("future timestamp", good, signed(good, ts=now + 360), 401),  # a margin: `now` is truncated and the loop takes time
+        (
+            "future timestamp",
+            good,
+            signed(good, ts=now + 360),
+            401,
+        ),  # a margin: `now` is truncated and the loop takes time
         ("oversize body", b" " * (64 * 1024 + 1), signed(b" " * (64 * 1024 + 1)), 413),
         ("not json", b"{oops", signed(b"{oops"), 400),
-        ("no data object", b'{"event":"lead.replied","created_at":"x"}', signed(b'{"event":"lead.replied","created_at":"x"}'), 400),
+        (
+            "no data object",
+            b'{"event":"lead.replied","created_at":"x"}',
+            signed(b'{"event":"lead.replied","created_at":"x"}'),
+            400,
+        ),
     ]
     unknown = json.dumps(payload(event="lead.teleported")).encode()
     cases.append(("unknown event", unknown, signed(unknown, event="lead.teleported"), 422))
@@ -67,7 +76,9 @@ def test_refusals_have_the_documented_status_and_spool_nothing(receiver: Receive
             assert "error" in resp.json(), name
         # a streamed (chunked, no Content-Length) oversize body is cut off too
         big = b"x" * (200 * 1024)
-        resp = client.post(receiver.url, content=iter([big[i : i + 8192] for i in range(0, len(big), 8192)]), headers=signed(big))
+        resp = client.post(
+            receiver.url, content=iter([big[i : i + 8192] for i in range(0, len(big), 8192)]), headers=signed(big)
+        )
         assert resp.status_code == 413
         # inside the tolerance is fine
         assert deliver(client, receiver.url, payload(), ts=now - 290).status_code == 200
@@ -76,15 +87,22 @@ def test_refusals_have_the_documented_status_and_spool_nothing(receiver: Receive
 
 def test_deeply_nested_signed_body_is_a_400_and_spools_nothing(receiver: ReceiverServer, tmp_path: Path) -> None:
     """Nested past the parser's recursion limit (was a 500 RecursionError) or just past MAX_NESTING: both 400."""
+
     def nested(depth: int) -> bytes:
-        return ('{"event":"lead.replied","created_at":"2026-03-02T10:00:00+00:00","data":{"x":' + "[" * depth
-                + "]" * depth + "}}").encode()
+        return (
+            '{"event":"lead.replied","created_at":"2026-03-02T10:00:00+00:00","data":{"x":'
+            + "[" * depth
+            + "]" * depth
+            + "}}"
+        ).encode()
 
     with httpx.Client() as client:
         for depth in (30_000, 900, MAX_NESTING - 1):  # payload and data are two levels already (64 KiB limit here)
             resp = client.post(receiver.url, content=nested(depth), headers=signed(nested(depth)))
             assert resp.status_code == 400, depth
-            assert resp.json() == {"error": f"body nests objects or arrays more than {MAX_NESTING} levels deep; a service event nests 3"}
+            assert resp.json() == {
+                "error": f"body nests objects or arrays more than {MAX_NESTING} levels deep; a service event nests 3"
+            }
         assert not _spooled(tmp_path / "spool")
         ok = client.post(receiver.url, content=nested(MAX_NESTING - 2), headers=signed(nested(MAX_NESTING - 2)))
         assert ok.status_code == 200  # exactly at the limit is still taken
@@ -103,7 +121,9 @@ def test_replayed_delivery_makes_one_row(receiver: ReceiverServer, tmp_path: Pat
     assert [r[0] for r in event_rows(tmp_path)] == [first.json()["event_id"]]
 
 
-def test_secret_never_reaches_spool_logs_or_warehouse(receiver: ReceiverServer, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_secret_never_reaches_spool_logs_or_warehouse(
+    receiver: ReceiverServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     caplog.set_level(logging.DEBUG)
     with httpx.Client() as client:
         deliver(client, receiver.url, payload())
@@ -142,7 +162,9 @@ def test_spool_loads_exactly_once_and_marks_only_after_commit(receiver: Receiver
     broken = tmp_path / "broken"
     broken.mkdir()
     with duckdb.connect(str(broken / "w.duckdb")) as con:
-        con.execute("create schema outreach; create table outreach.events (event_id bigint not null, created_at bigint)")
+        con.execute(
+            "create schema outreach; create table outreach.events (event_id bigint not null, created_at bigint)"
+        )
     with pytest.raises(PipelineStepFailed) as failed:
         load_spool(make_pipeline(broken, "broken_events"), spool_dir)
     assert failed.value.step == "load"
@@ -170,7 +192,9 @@ def test_events_table_columns(receiver: ReceiverServer, tmp_path: Path) -> None:
         bounced = payload(event="lead.bounced")
         assert deliver(client, receiver.url, bounced).status_code == 200
     load(tmp_path, tmp_path / "spool")
-    rows = event_rows(tmp_path, "event, created_at, received_at, workspace_id, campaign_id, lead_id, email, reply_type, data")
+    rows = event_rows(
+        tmp_path, "event, created_at, received_at, workspace_id, campaign_id, lead_id, email, reply_type, data"
+    )
     by_event = {r[0]: r for r in rows}
     replied = by_event["lead.replied"]
     assert replied[1].isoformat() == "2026-03-02T10:00:00+00:00"
@@ -188,7 +212,10 @@ def test_several_workspace_secrets_name_the_workspace(tmp_path: Path) -> None:
         assert deliver(client, server.url, payload(email="b@x.io"), secret="secret-b").status_code == 200
         assert deliver(client, server.url, payload(email="c@x.io"), secret="secret-c").status_code == 401
     load(tmp_path, tmp_path / "spool")
-    assert sorted(r[1:] for r in event_rows(tmp_path, "event_id, email, workspace_id")) == [("a@x.io", "ws-a"), ("b@x.io", "ws-b")]
+    assert sorted(r[1:] for r in event_rows(tmp_path, "event_id, email, workspace_id")) == [
+        ("a@x.io", "ws-a"),
+        ("b@x.io", "ws-b"),
+    ]
 
 
 def test_signature_header_may_carry_several_values() -> None:

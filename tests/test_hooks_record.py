@@ -23,7 +23,9 @@ def test_subscriptions_are_recorded_listed_and_marked_deleted(make_sandbox: Any,
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = sb.keys()
     admin = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin")
-    other = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin" and k["workspace_id"] != admin["workspace_id"])
+    other = next(
+        k for k in keys if k["level"] == "rw" and k["role"] == "admin" and k["workspace_id"] != admin["workspace_id"]
+    )
     warehouse = tmp_path / "wh" / "team.duckdb"
     record = record_path(warehouse)
     assert record == tmp_path / "wh" / "team_hooks.json"
@@ -32,13 +34,37 @@ def test_subscriptions_are_recorded_listed_and_marked_deleted(make_sandbox: Any,
     empty = _cli("list", "--duckdb", str(warehouse))
     assert empty.exit_code == 0 and empty.output.startswith(f"no subscriptions recorded in {record}")
 
-    made = _cli("subscribe", "--target", target, "--event", "lead.replied", "--event", "lead.bounced",
-                "--base-url", sb.base_url, "--api-key", admin["key"], "--duckdb", str(warehouse))
+    made = _cli(
+        "subscribe",
+        "--target",
+        target,
+        "--event",
+        "lead.replied",
+        "--event",
+        "lead.bounced",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        admin["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert made.exit_code == 0, made.output
     ids = {line.split("\t")[1]: line.split("\t")[0] for line in made.output.splitlines()}
     assert set(ids) == {"lead.replied", "lead.bounced"}
-    theirs = _cli("subscribe", "--target", target, "--event", "lead.opened",
-                  "--base-url", sb.base_url, "--api-key", other["key"], "--duckdb", str(warehouse))
+    theirs = _cli(
+        "subscribe",
+        "--target",
+        target,
+        "--event",
+        "lead.opened",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        other["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert theirs.exit_code == 0, theirs.output
     their_id = theirs.output.split("\t")[0]
 
@@ -58,8 +84,16 @@ def test_subscriptions_are_recorded_listed_and_marked_deleted(make_sandbox: Any,
     assert [(r[0], r[1], r[2]) for r in rows] == [(e["subscription_id"], e["event"], e["target"]) for e in stored]
     assert rows[2][3] == f"{stored[2]['workspace_name']} ({other['workspace_id']})"
 
-    gone = _cli("unsubscribe", ids["lead.bounced"], "--base-url", sb.base_url, "--api-key", admin["key"],
-                "--duckdb", str(warehouse))
+    gone = _cli(
+        "unsubscribe",
+        ids["lead.bounced"],
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        admin["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert gone.exit_code == 0, gone.output
     listed = _cli("list", "--duckdb", str(warehouse))
     assert ids["lead.bounced"] not in listed.output and ids["lead.replied"] in listed.output
@@ -71,12 +105,28 @@ def test_subscriptions_are_recorded_listed_and_marked_deleted(make_sandbox: Any,
     import httpx
 
     httpx.delete(f"{sb.base_url}/hooks/{ids['lead.replied']}", headers={"Authorization": f"Bearer {admin['key']}"})
-    again = _cli("unsubscribe", ids["lead.replied"], "--base-url", sb.base_url, "--api-key", admin["key"],
-                 "--duckdb", str(warehouse))
+    again = _cli(
+        "unsubscribe",
+        ids["lead.replied"],
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        admin["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert again.exit_code == 0 and "already gone on the service (404); marked deleted" in again.output
     # an id the record never held is still a one-line 404
-    unknown = _cli("unsubscribe", ids["lead.replied"], "--base-url", sb.base_url, "--api-key", admin["key"],
-                   "--duckdb", str(warehouse))
+    unknown = _cli(
+        "unsubscribe",
+        ids["lead.replied"],
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        admin["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert unknown.exit_code == 1 and "404" in unknown.output and len(unknown.output.strip().splitlines()) == 1
     final = {e["subscription_id"]: e["status"] for e in json.loads(record.read_text())["subscriptions"]}
     assert final == {ids["lead.replied"]: "gone", ids["lead.bounced"]: "deleted", their_id: "active"}
@@ -99,7 +149,16 @@ def test_a_refused_subscription_records_nothing(make_sandbox: Any, tmp_path: Pat
     sb = make_sandbox(scale="tiny", rate_limit=0)
     read = next(k for k in sb.keys() if k["level"] == "read")
     warehouse = tmp_path / "outreach.duckdb"
-    refused = _cli("subscribe", "--target", "https://h.example.com/w", "--base-url", sb.base_url,
-                   "--api-key", read["key"], "--duckdb", str(warehouse))
+    refused = _cli(
+        "subscribe",
+        "--target",
+        "https://h.example.com/w",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        read["key"],
+        "--duckdb",
+        str(warehouse),
+    )
     assert refused.exit_code == 1 and "403" in refused.output
     assert not record_path(warehouse).exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,13 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
+from test_hooks_support import event_rows, load, make_pipeline
 from typer.testing import CliRunner
 
 from flows.cli import app
 from pipelines import spool
 from pipelines.events import event_bodies_for, replied_events_from_pipeline
 from receiver.server import ReceiverServer
-from test_hooks_support import event_rows, load, make_pipeline
 
 runner = CliRunner()
 
@@ -108,13 +107,40 @@ def test_cli_errors_are_one_line_and_non_zero(world: dict[str, Any], monkeypatch
     monkeypatch.setenv("SOURCES__OUTREACH__API_KEY", world["read"]["key"])
     listed = _cli("events")
     assert listed.exit_code == 0 and "lead.replied\tA recipient replied" in listed.output, listed.output
-    refused = _cli("subscribe", "--target", receiver.url, "--event", "lead.replied", "--base-url", sb.base_url, "--api-key", world["read"]["key"])
+    refused = _cli(
+        "subscribe",
+        "--target",
+        receiver.url,
+        "--event",
+        "lead.replied",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        world["read"]["key"],
+    )
     assert refused.exit_code != 0
     assert "403" in refused.output and len(refused.output.strip().splitlines()) == 1
     assert world["read"]["key"] not in refused.output
-    missing = _cli("unsubscribe", "00000000-0000-0000-0000-000000000000", "--base-url", sb.base_url, "--api-key", world["admin"]["key"])
+    missing = _cli(
+        "unsubscribe",
+        "00000000-0000-0000-0000-000000000000",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        world["admin"]["key"],
+    )
     assert missing.exit_code != 0 and "404" in missing.output
-    bad_event = _cli("subscribe", "--target", receiver.url, "--event", "lead.teleported", "--base-url", sb.base_url, "--api-key", world["admin"]["key"])
+    bad_event = _cli(
+        "subscribe",
+        "--target",
+        receiver.url,
+        "--event",
+        "lead.teleported",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        world["admin"]["key"],
+    )
     assert bad_event.exit_code != 0 and "422" in bad_event.output
 
 
@@ -124,13 +150,26 @@ def test_sync_loads_the_spool_and_takes_reply_bodies_from_events(world: dict[str
     sb, admin, receiver = world["sb"], world["admin"], world["receiver"]
     duckdb_path = tmp_path / "sync.duckdb"
     common: dict[str, Any] = {
-        "api_keys": [admin["key"]], "base_url": sb.base_url, "duckdb_path": duckdb_path,
-        "spool_dir": world["spool"], "progress": False, "pipelines_dir": str(tmp_path / "dlt-sync"),
+        "api_keys": [admin["key"]],
+        "base_url": sb.base_url,
+        "duckdb_path": duckdb_path,
+        "spool_dir": world["spool"],
+        "progress": False,
+        "pipelines_dir": str(tmp_path / "dlt-sync"),
         "rate_limit_per_minute": 0,  # the sandbox has no limit; do not pace
     }
     run_sync(mode="full", **common)  # the baseline: every reply so far, with its body from the API
-    subscribed = _cli("subscribe", "--target", receiver.url, "--event", "lead.replied",
-                      "--base-url", sb.base_url, "--api-key", admin["key"])
+    subscribed = _cli(
+        "subscribe",
+        "--target",
+        receiver.url,
+        "--event",
+        "lead.replied",
+        "--base-url",
+        sb.base_url,
+        "--api-key",
+        admin["key"],
+    )
     assert subscribed.exit_code == 0, subscribed.output
     sb.advance(6 * 3600)
     new = [d for d in _wait_deliveries(sb) if d["target"] == receiver.url]

@@ -6,9 +6,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from test_hooks_support import payload
 
 from pipelines import spool
-from test_hooks_support import payload
 
 
 def _record(i: int) -> dict:
@@ -51,7 +51,9 @@ def test_torn_tail_and_corrupt_lines_are_never_read(tmp_path: Path) -> None:
     good = [_record(i) for i in range(3)]
     path = tmp_path / "events-20260101T000000000000-1-0000.jsonl"
     torn = spool.encode_record(_record(9))[:-20]
-    path.write_bytes(spool.encode_record(good[0]) + b"{not json\n" + b"".join(spool.encode_record(r) for r in good[1:]) + torn)
+    path.write_bytes(
+        spool.encode_record(good[0]) + b"{not json\n" + b"".join(spool.encode_record(r) for r in good[1:]) + torn
+    )
     got = [r["event_id"] for r in spool.read_records(path)]
     assert got == [r["event_id"] for r in good]
 
@@ -102,7 +104,9 @@ def test_event_id_is_stable_across_key_order_and_differs_by_content() -> None:
     assert spool.event_id_for(a) != spool.event_id_for({**a, "created_at": "2026-03-02T10:00:01+00:00"})
 
 
-def test_failed_write_is_refused_and_its_partial_line_stays_a_torn_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_write_is_refused_and_its_partial_line_stays_a_torn_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     writer = spool.SpoolWriter(tmp_path)
     first = _record(1)
     writer.append(first)

@@ -37,7 +37,9 @@ def payload(event: str = "lead.replied", **data: Any) -> dict[str, Any]:
     return {"event": event, "created_at": "2026-03-02T10:00:00+00:00", "data": base}
 
 
-def signed(body: bytes, *, secret: str = SECRET, ts: int | None = None, event: str | None = "lead.replied") -> dict[str, str]:
+def signed(
+    body: bytes, *, secret: str = SECRET, ts: int | None = None, event: str | None = "lead.replied"
+) -> dict[str, str]:
     stamp = str(int(time.time()) if ts is None else ts)
     headers = {
         "Content-Type": "application/json",

@@ -34,9 +34,15 @@ QUERY = "select count(*), min(campaign_name) from reporting.campaign_performance
 
 def _fresh_read(bi: Path) -> str:
     out = subprocess.run(
-        [sys.executable, "-c", f"import duckdb; print(duckdb.connect({str(bi)!r}, read_only=True)"
-                               f".execute({QUERY!r}).fetchall()[0])"],
-        capture_output=True, text=True, timeout=60, check=True,
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb; print(duckdb.connect({str(bi)!r}, read_only=True).execute({QUERY!r}).fetchall()[0])",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return out.stdout.strip()
 

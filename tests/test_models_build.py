@@ -154,8 +154,12 @@ def test_bi_file_holds_the_marts_with_comments_in_the_old_storage_format(
     assert struct.unpack("<Q", header[12:20])[0] == 64, "storage v1.0.0 (what DuckDB 1.1+ reads) is number 64"
     con = duckdb.connect(str(bi), read_only=True)
     try:
-        schemas = {r[0] for r in con.execute(
-            "select distinct schema_name from duckdb_tables() where database_name = current_database()").fetchall()}
+        schemas = {
+            r[0]
+            for r in con.execute(
+                "select distinct schema_name from duckdb_tables() where database_name = current_database()"
+            ).fetchall()
+        }
         tables = {r[0] for r in con.execute("select table_name from duckdb_tables()").fetchall()}
         comment = con.execute(
             "select comment from duckdb_columns() where table_name = 'variant_performance' "
@@ -181,7 +185,9 @@ def test_failing_data_test_changes_nothing_and_the_command_names_it(tmp_path: Pa
                 "and \"index\" = 0")  # fmt: skip
     con.close()
 
-    out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
+    out = subprocess.run(
+        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
+    )
     assert out.returncode == 1
     errors = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1, out.stderr
@@ -319,7 +325,9 @@ def test_analyst_runs_dbt_build_in_models_with_the_profile_reading_env_vars(tmp_
 
 def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     path = built[0]
-    out = subprocess.run([str(OUTREACH), "docs", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
+    out = subprocess.run(
+        [str(OUTREACH), "docs", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
+    )
     assert out.returncode == 0, out.stderr
     site = path.parent / "docs" / "index.html"
     assert out.stdout.strip() == f"docs: {site} (open it in a browser)"

@@ -60,7 +60,9 @@ def test_a_value_dlt_could_not_coerce_fails_the_build_naming_table_and_column(tm
     assert line.endswith(": 1 row (raw_table=campaign_recipients variant_column=current_step__v_text raw_value=two)")
     assert _one(path, "select * from reporting.campaign_performance order by all") == before
 
-    out = subprocess.run([str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False)
+    out = subprocess.run(
+        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
+    )
     assert out.returncode == 1
     assert any("variant_column=current_step__v_text" in line and line.startswith("error: test ")
                for line in out.stderr.splitlines()), out.stderr  # fmt: skip
@@ -103,11 +105,17 @@ def test_unknown_enum_values_stay_visible_and_a_warning_names_them(tmp_path: Pat
     engagement = _one(path, "select count_campaigns, count_campaigns_bounced, count_campaigns_other_status "
                             f"from reporting.lead_engagement where lead_email = '{lead}'")  # fmt: skip
     campaigns, bounced, other = engagement[0]
-    assert other == 1 and bounced == _one(
-        path, f"select count(*) from outreach.campaign_recipients where lower(trim(email)) = '{lead}' "
-        "and status = 'bounced'"
-    )[0][0]
+    assert (
+        other == 1
+        and bounced
+        == _one(
+            path,
+            f"select count(*) from outreach.campaign_recipients where lower(trim(email)) = '{lead}' "
+            "and status = 'bounced'",
+        )[0][0]
+    )
     assert int(str(campaigns)) >= 1
-    outcome = _one(path, "select is_positive, count_replies from reporting.reply_outcomes "
-                         "where reply_type = 'maybe_later'")
+    outcome = _one(
+        path, "select is_positive, count_replies from reporting.reply_outcomes where reply_type = 'maybe_later'"
+    )
     assert outcome == [(False, 1)]

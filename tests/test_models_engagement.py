@@ -47,11 +47,7 @@ FREE_MAIL = {
 def reply_class(values: pd.Series, classes: dict[str, str] | None = None) -> pd.Series:
     mapping = classes or DEFAULT_REPLY_CLASSES
     return values.map(
-        lambda v: (
-            mapping.get(str(v).strip().lower(), "unclassified")
-            if isinstance(v, str)
-            else "unclassified"
-        )
+        lambda v: mapping.get(str(v).strip().lower(), "unclassified") if isinstance(v, str) else "unclassified"
     )
 
 
@@ -69,19 +65,13 @@ def _day(series: pd.Series) -> pd.Series:
     return _ts(series).dt.date
 
 
-def raw(
-    con: duckdb.DuckDBPyConnection, classes: dict[str, str] | None = None
-) -> dict[str, pd.DataFrame]:
+def raw(con: duckdb.DuckDBPyConnection, classes: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
     """Raw rows as the models should see them (rows the API stopped returning left out)."""
     f: dict[str, pd.DataFrame] = {}
     f["history"] = _read(con, "select * from outreach.campaigns")
     f["campaigns"] = f["history"][f["history"]["_dlt_valid_to"].isna()]
-    f["stats"] = _read(
-        con, "select * from outreach.campaign_stats where deleted_at is null"
-    )
-    rec = _read(
-        con, "select * from outreach.campaign_recipients where deleted_at is null"
-    )
+    f["stats"] = _read(con, "select * from outreach.campaign_stats where deleted_at is null")
+    rec = _read(con, "select * from outreach.campaign_recipients where deleted_at is null")
     rec["email_l"] = rec["email"].str.strip().str.lower()
     rec["current_step"] = rec["current_step"].fillna(0)
     f["all_recipients"] = rec
@@ -112,9 +102,7 @@ def raw(
         columns=["event_id", "event", "workspace_id", "campaign_id", "lead_id", "email", "reply_type", "created_at",
                  "received_at"])  # fmt: skip
     owner = f["history"].groupby("id")["workspace_id"].min()
-    ev["workspace_id"] = ev["workspace_id"].where(
-        ev["workspace_id"].notna(), ev["campaign_id"].map(owner)
-    )
+    ev["workspace_id"] = ev["workspace_id"].where(ev["workspace_id"].notna(), ev["campaign_id"].map(owner))
     ev["email_l"] = ev["email"].str.strip().str.lower()
     f["events"] = ev
     f["workspace_columns"] = pd.DataFrame({"name": sorted(_columns(con, "workspaces"))})
@@ -124,10 +112,7 @@ def raw(
 def service_now(f: dict[str, pd.DataFrame]) -> pd.Timestamp:
     """The newest observed time: observed_at of the sync, else the newest service timestamp in the data."""
     r, ws = f["all_recipients"], f["workspaces"]
-    candidates = [
-        _ts(r[c]).max()
-        for c in ("last_sent_at", "opened_at", "clicked_at", "replied_at", "bounced_at")
-    ]
+    candidates = [_ts(r[c]).max() for c in ("last_sent_at", "opened_at", "clicked_at", "replied_at", "bounced_at")]
     candidates += [
         _ts(f["replies"]["received_at"]).max(),
         _ts(f["events"]["created_at"]).max(),
@@ -145,9 +130,7 @@ def contacted(f: dict[str, pd.DataFrame]) -> pd.Series:
     out = {}
     for cid in c["id"]:
         out[cid] = (
-            (s.at[cid, "totals__recipients"] - s.at[cid, "totals__pending"])
-            if cid in s.index
-            else rows.get(cid, 0)
+            (s.at[cid, "totals__recipients"] - s.at[cid, "totals__pending"]) if cid in s.index else rows.get(cid, 0)
         )
     return pd.Series(out, dtype="float64")
 
@@ -155,14 +138,8 @@ def contacted(f: dict[str, pd.DataFrame]) -> pd.Series:
 def first_sent_at(f: dict[str, pd.DataFrame]) -> pd.Series:
     """Earliest of the first day with sends (00:00 UTC) and the earliest recipient last_sent_at."""
     d = f["daily"][f["daily"]["sent"].fillna(0) > 0]
-    first_day = pd.to_datetime(d.groupby("campaign_id")["date"].min()).dt.tz_localize(
-        "UTC"
-    )
-    first_send = (
-        _ts(f["recipients"]["last_sent_at"])
-        .groupby(f["recipients"]["campaign_id"])
-        .min()
-    )
+    first_day = pd.to_datetime(d.groupby("campaign_id")["date"].min()).dt.tz_localize("UTC")
+    first_send = _ts(f["recipients"]["last_sent_at"]).groupby(f["recipients"]["campaign_id"]).min()
     both = pd.concat([first_day.rename("a"), first_send.rename("b")], axis=1)
     return both.min(axis=1).reindex(f["campaigns"]["id"]).dropna()
 
@@ -172,9 +149,7 @@ def week_start(days: pd.Series) -> pd.Series:
     return (d - pd.to_timedelta(d.dt.weekday, unit="D")).dt.date
 
 
-def check_engagement_marts(
-    warehouse: Path, classes: dict[str, str] | None = None
-) -> dict[str, int]:
+def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = None) -> dict[str, int]:
     """Compare the issue-15 marts with the pandas reference; returns rows per mart (AssertionError on a difference)."""
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
@@ -194,25 +169,13 @@ def check_engagement_marts(
     cp = pd.DataFrame(index=pd.Index(sorted(current), name="campaign_id"))
     cp["count_contacted"] = contacted(f).reindex(cp.index)
     cp["count_human_replied"] = (
-        rc[rc["is_human"]]
-        .groupby("campaign_id")["email_l"]
-        .nunique()
-        .reindex(cp.index)
-        .fillna(0)
+        rc[rc["is_human"]].groupby("campaign_id")["email_l"].nunique().reindex(cp.index).fillna(0)
     )
     cp["auto_reply_count"] = (
-        (rc["reply_class"] == "auto_reply")
-        .groupby(rc["campaign_id"])
-        .sum()
-        .reindex(cp.index)
-        .fillna(0)
+        (rc["reply_class"] == "auto_reply").groupby(rc["campaign_id"]).sum().reindex(cp.index).fillna(0)
     )
     cp["unclassified_reply_count"] = (
-        (rc["reply_class"] == "unclassified")
-        .groupby(rc["campaign_id"])
-        .sum()
-        .reindex(cp.index)
-        .fillna(0)
+        (rc["reply_class"] == "unclassified").groupby(rc["campaign_id"]).sum().reindex(cp.index).fillna(0)
     )
     cp["human_reply_rate"] = _pct(cp["count_human_replied"], cp["count_contacted"])
     _compare(
@@ -223,17 +186,8 @@ def check_engagement_marts(
     )
 
     # reply_outcomes: the class of each reply_type
-    outcomes = rc.assign(
-        reply_type=rc["reply_type"]
-        .str.strip()
-        .replace("", np.nan)
-        .fillna("unclassified")
-    )
-    outcomes = (
-        outcomes.groupby(["campaign_id", "reply_type"])
-        .agg(reply_class=("reply_class", "first"))
-        .reset_index()
-    )
+    outcomes = rc.assign(reply_type=rc["reply_type"].str.strip().replace("", np.nan).fillna("unclassified"))
+    outcomes = outcomes.groupby(["campaign_id", "reply_type"]).agg(reply_class=("reply_class", "first")).reset_index()
     outcomes["is_positive"] = outcomes["reply_class"] == "positive"
     _compare(
         mart["reply_outcomes"],
@@ -246,12 +200,8 @@ def check_engagement_marts(
     lead = ev[ev["event"].str.startswith("lead.", na=False)].copy()
     lead["event_at"] = _ts(lead["created_at"])
     lead = lead.sort_values(["event_at", "event_id"])
-    lead["event_number"] = (
-        lead.groupby(["workspace_id", "email_l"], dropna=False).cumcount() + 1
-    )
-    lead["reply_class"] = np.where(
-        lead["event"] == "lead.replied", reply_class(lead["reply_type"], classes), None
-    )
+    lead["event_number"] = lead.groupby(["workspace_id", "email_l"], dropna=False).cumcount() + 1
+    lead["reply_class"] = np.where(lead["event"] == "lead.replied", reply_class(lead["reply_type"], classes), None)
     timeline = lead.rename(columns={"email_l": "lead_email", "event": "event_key"})[
         [
             "event_id",
@@ -268,95 +218,46 @@ def check_engagement_marts(
 
     # campaign_event_daily: events per kind and day beside the API's recipient timestamps and stats totals
     parts = []
-    ce = ev[
-        ev["campaign_id"].isin(current)
-        & ev["event"].isin(LEAD_EVENTS)
-        & ev["created_at"].notna()
-    ]
+    ce = ev[ev["campaign_id"].isin(current) & ev["event"].isin(LEAD_EVENTS) & ev["created_at"].notna()]
     for key, name in zip(LEAD_EVENTS, ("events_opened", "events_clicked", "events_unsubscribed", "events_bounced",
-                                       "events_replied")):  # fmt: skip
+                                       "events_replied"), strict=True):  # fmt: skip
         sub = ce[ce["event"] == key]
-        parts.append(
-            sub.assign(d=_day(sub["created_at"]))
-            .groupby(["campaign_id", "d"])
-            .size()
-            .rename(name)
-        )
+        parts.append(sub.assign(d=_day(sub["created_at"])).groupby(["campaign_id", "d"]).size().rename(name))
     for col, name in (("opened_at", "api_opened"), ("clicked_at", "api_clicked"), ("bounced_at", "api_bounced"),
                       ("replied_at", "api_replied")):  # fmt: skip
         sub = r[r[col].notna()]
-        parts.append(
-            sub.assign(d=_day(sub[col]))
-            .groupby(["campaign_id", "d"])
-            .size()
-            .rename(name)
-        )
-    ced = (
-        pd.concat(parts, axis=1)
-        .fillna(0)
-        .reset_index()
-        .rename(columns={"d": "activity_date"})
-    )
+        parts.append(sub.assign(d=_day(sub[col])).groupby(["campaign_id", "d"]).size().rename(name))
+    ced = pd.concat(parts, axis=1).fillna(0).reset_index().rename(columns={"d": "activity_date"})
     ced = ced.sort_values(["campaign_id", "activity_date"])
     for kind in ("opened", "clicked", "unsubscribed", "bounced"):
-        ced[f"cumulative_events_{kind}"] = ced.groupby("campaign_id")[
-            f"events_{kind}"
-        ].cumsum()
+        ced[f"cumulative_events_{kind}"] = ced.groupby("campaign_id")[f"events_{kind}"].cumsum()
     totals = f["stats"].set_index("campaign_id")
     for kind in ("opened", "clicked", "unsubscribed", "bounced"):
         ced[f"api_total_{kind}"] = ced["campaign_id"].map(totals[f"totals__{kind}"])
-    got = mart["campaign_event_daily"].assign(
-        activity_date=_day(mart["campaign_event_daily"]["activity_date"])
-    )
+    got = mart["campaign_event_daily"].assign(activity_date=_day(mart["campaign_event_daily"]["activity_date"]))
     _compare(got, ced, ["campaign_id", "activity_date"], "campaign_event_daily")
 
     # campaign_weekly
     d = f["daily"][f["daily"]["campaign_id"].isin(current)]
-    weekly_parts = [
-        d.assign(w=week_start(d["date"]))
-        .groupby(["campaign_id", "w"])["sent"]
-        .sum()
-        .rename("count_sent")
-    ]
-    rw = rc[rc["received_at"].notna()].assign(
-        w=lambda x: week_start(_day(x["received_at"]))
-    )
+    weekly_parts = [d.assign(w=week_start(d["date"])).groupby(["campaign_id", "w"])["sent"].sum().rename("count_sent")]
+    rw = rc[rc["received_at"].notna()].assign(w=lambda x: week_start(_day(x["received_at"])))
     weekly_parts += [
         rw.groupby(["campaign_id", "w"]).size().rename("count_replies"),
-        rw[rw["is_human"]]
-        .groupby(["campaign_id", "w"])
-        .size()
-        .rename("count_human_replies"),
-        rw[rw["is_positive"]]
-        .groupby(["campaign_id", "w"])
-        .size()
-        .rename("count_positive_replies"),
-        rw[rw["reply_class"] == "auto_reply"]
-        .groupby(["campaign_id", "w"])
-        .size()
-        .rename("count_auto_replies"),
+        rw[rw["is_human"]].groupby(["campaign_id", "w"]).size().rename("count_human_replies"),
+        rw[rw["is_positive"]].groupby(["campaign_id", "w"]).size().rename("count_positive_replies"),
+        rw[rw["reply_class"] == "auto_reply"].groupby(["campaign_id", "w"]).size().rename("count_auto_replies"),
     ]
     b = r[r["bounced_at"].notna()]
     weekly_parts.append(
-        b.assign(w=week_start(_day(b["bounced_at"])))
-        .groupby(["campaign_id", "w"])
-        .size()
-        .rename("count_bounced")
+        b.assign(w=week_start(_day(b["bounced_at"]))).groupby(["campaign_id", "w"]).size().rename("count_bounced")
     )
-    weekly = (
-        pd.concat(weekly_parts, axis=1)
-        .fillna(0)
-        .reset_index()
-        .rename(columns={"w": "week_start"})
-    )
+    weekly = pd.concat(weekly_parts, axis=1).fillna(0).reset_index().rename(columns={"w": "week_start"})
     iso = pd.to_datetime(weekly["week_start"]).dt.isocalendar()
     weekly["iso_year"], weekly["iso_week"] = (
         iso["year"].astype("int64"),
         iso["week"].astype("int64"),
     )
-    got = mart["campaign_weekly"].assign(
-        week_start=_day(mart["campaign_weekly"]["week_start"])
-    )
+    got = mart["campaign_weekly"].assign(week_start=_day(mart["campaign_weekly"]["week_start"]))
     _compare(got, weekly, ["campaign_id", "week_start"], "campaign_weekly")
 
     # launch_cohorts
@@ -370,54 +271,33 @@ def check_engagement_marts(
         row: dict[str, object] = {"launch_week": week, "count_campaigns": len(ids),
                                   "count_contacted": contact.reindex(ids).sum()}  # fmt: skip
         for days in (7, 14, 28):
-            mature = [
-                cid for cid in ids if launch[cid] + pd.Timedelta(days=days) <= now
-            ]
+            mature = [cid for cid in ids if launch[cid] + pd.Timedelta(days=days) <= now]
             den = contact.reindex(mature).sum()
-            replied = sum(int((_ts(r.loc[r["campaign_id"] == cid, "replied_at"]) <= launch[cid] + pd.Timedelta(days=days)).sum())
-                          for cid in mature)  # fmt: skip
+            replied = sum(int((_ts(r.loc[r["campaign_id"] == cid, "replied_at"])
+                               <= launch[cid] + pd.Timedelta(days=days)).sum()) for cid in mature)  # fmt: skip
             positive = sum(int((_ts(first_positive.loc[first_positive["campaign_id"] == cid, "received_at"])
                                 <= launch[cid] + pd.Timedelta(days=days)).sum()) for cid in mature)  # fmt: skip
             row[f"count_campaigns_{days}d"] = len(mature)
-            row[f"reply_rate_{days}d"] = (
-                round(100.0 * replied / den, 2) if den else np.nan
-            )
-            row[f"positive_reply_rate_{days}d"] = (
-                round(100.0 * positive / den, 2) if den else np.nan
-            )
+            row[f"reply_rate_{days}d"] = round(100.0 * replied / den, 2) if den else np.nan
+            row[f"positive_reply_rate_{days}d"] = round(100.0 * positive / den, 2) if den else np.nan
         rows.append(row)
     cohorts = pd.DataFrame(rows)
-    got = mart["launch_cohorts"].assign(
-        launch_week=_day(mart["launch_cohorts"]["launch_week"])
-    )
+    got = mart["launch_cohorts"].assign(launch_week=_day(mart["launch_cohorts"]["launch_week"]))
     _compare(got, cohorts, ["launch_week"], "launch_cohorts")
-    assert (_ts(mart["launch_cohorts"]["as_of_at"]) == now).all(), (
-        "launch_cohorts.as_of_at is the service's now"
-    )
+    assert (_ts(mart["launch_cohorts"]["as_of_at"]) == now).all(), "launch_cohorts.as_of_at is the service's now"
 
     # send_time_performance: each contacted recipient at the local weekday and hour of its last send (a zone
     # missing or unknown: UTC)
     known = zoneinfo.available_timezones()
-    zones = (
-        f["campaigns"]
-        .set_index("id")["send_window__timezone"]
-        .map(lambda z: z if z in known else "UTC")
-    )
+    zones = f["campaigns"].set_index("id")["send_window__timezone"].map(lambda z: z if z in known else "UTC")
     sent = r[(r["current_step"] > 0) & r["last_sent_at"].notna()].copy()
-    human = set(
-        zip(rc.loc[rc["is_human"], "campaign_id"], rc.loc[rc["is_human"], "email_l"])
-    )
-    local = [
-        ts.tz_convert(zones[cid])
-        for ts, cid in zip(_ts(sent["last_sent_at"]), sent["campaign_id"])
-    ]
+    human = set(zip(rc.loc[rc["is_human"], "campaign_id"], rc.loc[rc["is_human"], "email_l"], strict=True))
+    local = [ts.tz_convert(zones[cid]) for ts, cid in zip(_ts(sent["last_sent_at"]), sent["campaign_id"], strict=True)]
     sent["weekday"] = [t.isoweekday() for t in local]
     sent["hour"] = [t.hour for t in local]
     sent["opened"] = sent["opened_at"].notna()
     sent["replied"] = sent["replied_at"].notna()
-    sent["human"] = [
-        (c, e) in human for c, e in zip(sent["campaign_id"], sent["email_l"])
-    ]
+    sent["human"] = [(c, e) in human for c, e in zip(sent["campaign_id"], sent["email_l"], strict=True)]
     stp = (
         sent.groupby(["workspace_id", "weekday", "hour"])
         .agg(
@@ -438,17 +318,10 @@ def check_engagement_marts(
     )
 
     # company_rollup: domains of recipients and repliers; campaigns in the 30 days up to the service's now
-    rr = r.assign(
-        company_domain=r["email_l"]
-        .str.split("@")
-        .str[1]
-        .replace("", np.nan)
-        .fillna("(none)")
-    )
+    rr = r.assign(company_domain=r["email_l"].str.split("@").str[1].replace("", np.nan).fillna("(none)"))
     reached = rr[rr["current_step"] > 0]
     window = reached[
-        (_ts(reached["last_sent_at"]) > now - pd.Timedelta(days=30))
-        & (_ts(reached["last_sent_at"]) <= now)
+        (_ts(reached["last_sent_at"]) > now - pd.Timedelta(days=30)) & (_ts(reached["last_sent_at"]) <= now)
     ]
     keys = ["workspace_id", "company_domain"]
     company = pd.concat([
@@ -457,13 +330,7 @@ def check_engagement_marts(
         reached.groupby(keys)["campaign_id"].nunique().rename("count_campaigns_reached"),
         window.groupby(keys)["campaign_id"].nunique().rename("count_campaigns_last_30d"),
     ], axis=1)  # fmt: skip
-    ra = rep.assign(
-        company_domain=rep["email_l"]
-        .str.split("@")
-        .str[1]
-        .replace("", np.nan)
-        .fillna("(none)")
-    )
+    ra = rep.assign(company_domain=rep["email_l"].str.split("@").str[1].replace("", np.nan).fillna("(none)"))
     company = company.join(pd.concat([
         ra.groupby(keys).size().rename("count_replies"),
         ra[ra["is_positive"]].groupby(keys).size().rename("count_positive_replies"),
@@ -471,9 +338,7 @@ def check_engagement_marts(
     ], axis=1), how="outer").fillna(0).reset_index()  # fmt: skip
     company["is_multi_campaign_30d"] = company["count_campaigns_last_30d"] > 1
     _compare(mart["company_rollup"], company, keys, "company_rollup")
-    free = mart["company_rollup"][
-        mart["company_rollup"]["company_domain"].isin(FREE_MAIL)
-    ]
+    free = mart["company_rollup"][mart["company_rollup"]["company_domain"].isin(FREE_MAIL)]
     assert free["is_free_mail_domain"].all()
 
     # workspace_credits_daily
@@ -489,14 +354,8 @@ def check_engagement_marts(
 
 def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFrame:
     ws = f["workspace_versions"].copy()
-    valid_from = (
-        ws["_dlt_valid_from"]
-        if "_dlt_valid_from" in ws
-        else pd.Series(pd.NaT, index=ws.index)
-    )
-    observed = (
-        ws["observed_at"] if "observed_at" in ws else pd.Series(pd.NaT, index=ws.index)
-    )
+    valid_from = ws["_dlt_valid_from"] if "_dlt_valid_from" in ws else pd.Series(pd.NaT, index=ws.index)
+    observed = ws["observed_at"] if "observed_at" in ws else pd.Series(pd.NaT, index=ws.index)
     # a series ends at the last sync's observation: the current `workspaces` row's observed_at
     rows = f["workspaces"]
     current_rows = rows[rows["_dlt_valid_to"].isna()] if "_dlt_valid_to" in rows else rows
@@ -506,23 +365,12 @@ def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFr
     ws["from_at"] = _ts(valid_from.where(valid_from.notna(), observed)).fillna(now)
     ws["valid_to"] = _ts(ws["_dlt_valid_to"]) if "_dlt_valid_to" in ws else pd.NaT
     ws["current"] = ws["valid_to"].isna()
-    sends = (
-        f["daily"]
-        .assign(d=pd.to_datetime(f["daily"]["date"]).dt.date)
-        .groupby(["workspace_id", "d"])["sent"]
-        .sum()
-    )
-    pos = f["replies"][
-        f["replies"]["is_positive"] & f["replies"]["received_at"].notna()
-    ]
-    positives = (
-        pos.assign(d=_day(pos["received_at"])).groupby(["workspace_id", "d"]).size()
-    )
+    sends = f["daily"].assign(d=pd.to_datetime(f["daily"]["date"]).dt.date).groupby(["workspace_id", "d"])["sent"].sum()
+    pos = f["replies"][f["replies"]["is_positive"] & f["replies"]["received_at"].notna()]
+    positives = pos.assign(d=_day(pos["received_at"])).groupby(["workspace_id", "d"]).size()
     frames = []
     for wid, versions in ws.sort_values("from_at").groupby("id"):
-        versions = versions.assign(
-            day=versions["from_at"].dt.date, prev=versions["credits__balance"].shift()
-        )
+        versions = versions.assign(day=versions["from_at"].dt.date, prev=versions["credits__balance"].shift())
         first = versions["day"].min()
         if versions["current"].any():
             seen = _ts(pd.Series([last_seen.get(wid)])).iloc[0]
@@ -548,18 +396,12 @@ def expected_credits(f: dict[str, pd.DataFrame], now: pd.Timestamp) -> pd.DataFr
         out["credits_per_positive_reply"] = (
             out["credits_used"] / out["count_positive_replies"].replace(0, np.nan)
         ).round(2)
-        out["cumulative_credits_used"] = (
-            out["credits_used"].fillna(0).cumsum().where(known.cumsum() > 0)
-        )
+        out["cumulative_credits_used"] = out["credits_used"].fillna(0).cumsum().where(known.cumsum() > 0)
         out["cumulative_positive_replies"] = (
-            out["count_positive_replies"]
-            .where(known, 0)
-            .cumsum()
-            .where(known.cumsum() > 0)
+            out["count_positive_replies"].where(known, 0).cumsum().where(known.cumsum() > 0)
         )
         out["cumulative_credits_per_positive_reply"] = (
-            out["cumulative_credits_used"]
-            / out["cumulative_positive_replies"].replace(0, np.nan)
+            out["cumulative_credits_used"] / out["cumulative_positive_replies"].replace(0, np.nan)
         ).round(2)
         frames.append(out)
     return pd.concat(frames, ignore_index=True)
@@ -573,12 +415,8 @@ def synthetic_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     try:  # a few addresses at free mail domains, and replies of an unknown and of a mixed-case type
         con.execute("update outreach.outreach.campaign_recipients set email = 'someone' || id[1:4] || '@gmail.com' "
                     "where hash(id) % 50 = 0")  # fmt: skip
-        con.execute(
-            "update outreach.outreach.replies set reply_type = 'Out_Of_Office ' where hash(id) % 9 = 1"
-        )
-        con.execute(
-            "update outreach.outreach.replies set reply_type = 'vacation_responder' where hash(id) % 9 = 2"
-        )
+        con.execute("update outreach.outreach.replies set reply_type = 'Out_Of_Office ' where hash(id) % 9 = 1")
+        con.execute("update outreach.outreach.replies set reply_type = 'vacation_responder' where hash(id) % 9 = 2")
         con.execute("update outreach.outreach.campaigns set send_window__timezone = 'Mars/Olympus' "
                     "where id = (select min(campaign_id) from outreach.outreach.campaign_stats)")  # fmt: skip
     finally:
@@ -601,20 +439,13 @@ def test_engagement_marts_match_pandas_on_synthetic_history(
         mature = con.execute(
             "select count(*) from reporting.launch_cohorts where reply_rate_28d is not null"
         ).fetchall()
-        young = con.execute(
-            "select count(*) from reporting.launch_cohorts where reply_rate_28d is null"
-        ).fetchall()
+        young = con.execute("select count(*) from reporting.launch_cohorts where reply_rate_28d is null").fetchall()
         used = con.execute("select count(*) from reporting.workspace_credits_daily where credits_per_positive_reply > 0"
                            ).fetchall()  # fmt: skip
     finally:
         con.close()
     # both branches of each rule are exercised: unknown types, mature and young cohorts, credits per reply
-    assert (
-        unclassified[0][0] > 0
-        and mature[0][0] > 0
-        and young[0][0] > 0
-        and used[0][0] > 0
-    )
+    assert unclassified[0][0] > 0 and mature[0][0] > 0 and young[0][0] > 0 and used[0][0] > 0
 
 
 def test_unknown_reply_type_warns_naming_it_and_counts_as_unclassified(
@@ -623,22 +454,12 @@ def test_unknown_reply_type_warns_naming_it_and_counts_as_unclassified(
     from models.build import build as rebuild
 
     report = rebuild(synthetic_history, publish=False)
-    warned = [
-        t
-        for t in report.tests
-        if t.status == "warn" and t.name.startswith("known_reply_type_stg_replies")
-    ]
+    warned = [t for t in report.tests if t.status == "warn" and t.name.startswith("known_reply_type_stg_replies")]
     assert len(warned) == 1, [t.name for t in report.tests if t.status == "warn"]
     assert "value_field=vacation_responder" in warned[0].problem_line()
-    assert "Out_Of_Office" not in warned[0].sample, (
-        "a known type in other case and blanks is not unknown"
-    )
+    assert "Out_Of_Office" not in warned[0].sample, "a known type in other case and blanks is not unknown"
     assert f"warning: {warned[0].problem_line()}" in report.summary()
-    zones = [
-        t
-        for t in report.tests
-        if t.status == "warn" and t.name.startswith("known_timezone")
-    ]
+    zones = [t for t in report.tests if t.status == "warn" and t.name.startswith("known_timezone")]
     assert len(zones) == 1 and "value_field=Mars/Olympus n_records=" in zones[0].sample
 
 

@@ -32,18 +32,12 @@ def _mart(warehouse: Path, sql: str) -> pd.DataFrame:
     try:
         con.execute(f"attach '{warehouse}' as w (read_only)")
         con.execute("set TimeZone = 'UTC'")
-        return con.execute(
-            sql.replace("reporting.", "w.reporting.").replace(
-                "outreach.", "w.outreach."
-            )
-        ).df()
+        return con.execute(sql.replace("reporting.", "w.reporting.").replace("outreach.", "w.outreach.")).df()
     finally:
         con.close()
 
 
-def test_engagement_marts_on_sandbox_with_real_deliveries(
-    make_sandbox: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_engagement_marts_on_sandbox_with_real_deliveries(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
     with delivered_sandbox(make_sandbox, tmp_path) as world:
         world.sync("full")
         world.subscribe()
@@ -58,11 +52,7 @@ def test_engagement_marts_on_sandbox_with_real_deliveries(
         check_marts(world.warehouse)
         rows = check_engagement_marts(world.warehouse)
 
-        lead_deliveries = {
-            event_id_for(d["payload"])
-            for d in deliveries
-            if d["event"].startswith("lead.")
-        }
+        lead_deliveries = {event_id_for(d["payload"]) for d in deliveries if d["event"].startswith("lead.")}
         assert rows["lead_timeline"] == len(lead_deliveries) > 100
         kinds = _mart(
             world.warehouse,
@@ -74,28 +64,15 @@ def test_engagement_marts_on_sandbox_with_real_deliveries(
         # what the events saw equals what the API's recipients show, for days after the subscription
         daily = _mart(world.warehouse, "select * from reporting.campaign_event_daily")
         later = daily[pd.to_datetime(daily["activity_date"]).dt.date > subscribed_day]
-        assert (
-            len(later) > 0
-            and later["events_replied"].sum() > 0
-            and later["events_bounced"].sum() > 0
-        )
+        assert len(later) > 0 and later["events_replied"].sum() > 0 and later["events_bounced"].sum() > 0
         assert (later["events_replied"] == later["api_replied"]).all()
         assert (later["events_bounced"] == later["api_bounced"]).all()
-        assert (
-            daily["cumulative_events_unsubscribed"] <= daily["api_total_unsubscribed"]
-        ).all()
+        assert (daily["cumulative_events_unsubscribed"] <= daily["api_total_unsubscribed"]).all()
 
         perf = _mart(world.warehouse, "select * from reporting.campaign_performance")
-        assert (
-            perf["auto_reply_count"].sum() > 0
-            and perf["unclassified_reply_count"].sum() == 0
-        )
+        assert perf["auto_reply_count"].sum() > 0 and perf["unclassified_reply_count"].sum() == 0
         assert perf["human_reply_rate"].notna().sum() > 0
-        assert not [
-            t
-            for t in report.tests
-            if t.name.startswith("known_reply_type") and t.status != "pass"
-        ]
+        assert not [t for t in report.tests if t.name.startswith("known_reply_type") and t.status != "pass"]
 
         # the service starts sending reply types the map does not know
         world.sandbox.set_drift(unknown_enums=True)
@@ -103,14 +80,8 @@ def test_engagement_marts_on_sandbox_with_real_deliveries(
         world.sync("full")
         report = build(world.warehouse)
         assert report.passed, report.problem_lines()
-        warned = [
-            t
-            for t in report.tests
-            if t.name.startswith("known_reply_type_stg_replies") and t.status == "warn"
-        ]
-        assert len(warned) == 1 and "_v2 n_records=" in warned[0].sample, [
-            t.problem_line() for t in warned
-        ]
+        warned = [t for t in report.tests if t.name.startswith("known_reply_type_stg_replies") and t.status == "warn"]
+        assert len(warned) == 1 and "_v2 n_records=" in warned[0].sample, [t.problem_line() for t in warned]
         check_engagement_marts(world.warehouse)
         outcomes = _mart(
             world.warehouse,
@@ -118,30 +89,23 @@ def test_engagement_marts_on_sandbox_with_real_deliveries(
         )
         unknown = outcomes[outcomes["reply_type"].str.endswith("_v2")]
         assert (
-            len(unknown) > 0
-            and (unknown["reply_class"] == "unclassified").all()
-            and not unknown["is_positive"].any()
+            len(unknown) > 0 and (unknown["reply_class"] == "unclassified").all() and not unknown["is_positive"].any()
         )
         perf = _mart(
             world.warehouse,
             "select sum(unclassified_reply_count) as n from reporting.campaign_performance",
         )
         assert int(perf["n"][0]) == int(_mart(
-            world.warehouse, "select count(*) as n from outreach.replies where reply_type like '%_v2' and deleted_at is null"
+            world.warehouse,
+            "select count(*) as n from outreach.replies where reply_type like '%_v2' and deleted_at is null",
         )["n"][0]) > 0  # fmt: skip
 
         # a var maps them: no warning, nothing unclassified, the same pandas check with the wider map
         extra = {f"{name}_v2": cls for name, cls in DEFAULT_REPLY_CLASSES.items()}
         report = build(world.warehouse, dbt_vars={"extra_reply_classes": extra})
         assert report.passed
-        assert not [
-            t
-            for t in report.tests
-            if t.name.startswith("known_reply_type") and t.status != "pass"
-        ]
-        check_engagement_marts(
-            world.warehouse, classes={**DEFAULT_REPLY_CLASSES, **extra}
-        )
+        assert not [t for t in report.tests if t.name.startswith("known_reply_type") and t.status != "pass"]
+        check_engagement_marts(world.warehouse, classes={**DEFAULT_REPLY_CLASSES, **extra})
         perf = _mart(
             world.warehouse,
             "select sum(unclassified_reply_count) as n from reporting.campaign_performance",

@@ -39,13 +39,9 @@ class Delivered:
                 base_url=self.sandbox.base_url,
                 headers={"Authorization": f"Bearer {key}"},
             ) as api:
-                keys = events or [
-                    e["key"] for e in api.get("/hooks/events").json()["data"]
-                ]
+                keys = events or [e["key"] for e in api.get("/hooks/events").json()["data"]]
                 for event in keys:
-                    answer = api.post(
-                        "/hooks", json={"target_url": self.receiver.url, "event": event}
-                    )
+                    answer = api.post("/hooks", json={"target_url": self.receiver.url, "event": event})
                     answer.raise_for_status()
                     self.subscriptions.append(answer.json()["id"])
 
@@ -63,20 +59,14 @@ class Delivered:
         """Every delivery to our receiver so far, once none is pending (the clock does not move)."""
         deadline = time.monotonic() + timeout
         while True:
-            body = httpx.get(
-                f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30
-            ).json()
+            body = httpx.get(f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30).json()
             if body["pending"] == 0:
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"{body['pending']} deliveries still pending after {timeout}s"
-                )
+                raise AssertionError(f"{body['pending']} deliveries still pending after {timeout}s")
             time.sleep(0.2)
         mine = [d for d in body["data"] if d["target"] == self.receiver.url]
-        assert all(d["status"] == "delivered" for d in mine), {
-            d["status"] for d in mine
-        }
+        assert all(d["status"] == "delivered" for d in mine), {d["status"] for d in mine}
         return mine
 
     def sync(self, mode: str = "full") -> Any:
@@ -97,11 +87,7 @@ def delivered_sandbox(
     """A sandbox, its receiver and the keys; the warehouse is `<workdir>/outreach.duckdb` (the default name)."""
     sandbox = make_sandbox(scale=scale, rate_limit=0, insecure_hooks=True, workspaces=workspaces)
     keys = sandbox.keys()
-    admins = {
-        k["workspace_id"]: k
-        for k in keys
-        if k["level"] == "rw" and k["role"] == "admin"
-    }
+    admins = {k["workspace_id"]: k for k in keys if k["level"] == "rw" and k["role"] == "admin"}
     reads: dict[str, str] = {}
     for k in keys:
         if k["level"] == "read":

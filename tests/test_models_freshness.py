@@ -35,14 +35,29 @@ def _age(path: Path, ages: dict[str, str]) -> None:
 
 def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=600)
-    _age(path, {"workspaces": "1 hour", "campaign_recipients": "2 hour", "replies": "30 hour",
-                "campaign_stats": "60 hour", "campaign_variants": "5 minute", "campaign_daily_sends": "1 hour"})  # fmt: skip
+    _age(
+        path,
+        {
+            "workspaces": "1 hour",
+            "campaign_recipients": "2 hour",
+            "replies": "30 hour",
+            "campaign_stats": "60 hour",
+            "campaign_variants": "5 minute",
+            "campaign_daily_sends": "1 hour",
+        },
+    )
     report = build(path)
     assert report.passed, "a stale source never fails the build"
     assert report.freshness is not None and not report.freshness.error
     status = {s.source: s.status for s in report.freshness.sources}
-    assert status == {"workspaces": "warn", "campaign_recipients": "pass", "replies": "warn",
-                      "campaign_stats": "error", "campaign_variants": "pass", "campaign_daily_sends": "pass"}  # fmt: skip
+    assert status == {
+        "workspaces": "warn",
+        "campaign_recipients": "pass",
+        "replies": "warn",
+        "campaign_stats": "error",
+        "campaign_variants": "pass",
+        "campaign_daily_sends": "pass",
+    }
     assert report.freshness.worst == "error"
     workspaces = next(s for s in report.freshness.sources if s.source == "workspaces")
     assert workspaces.warn_after == "45 minutes" and workspaces.error_after == "3 hours"
@@ -50,14 +65,8 @@ def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> Non
 
     summary = report.summary()
     assert "source freshness: 3/6 fresh" in summary
-    assert (
-        "  campaign_stats: error, last loaded 2.5 days ago (warn after 26 hours, error after 50 hours)"
-        in summary
-    )
-    assert (
-        "replies: warn, last loaded 30.0 h ago" in summary
-        and "campaign_recipients:" not in summary
-    )
+    assert "  campaign_stats: error, last loaded 2.5 days ago (warn after 26 hours, error after 50 hours)" in summary
+    assert "replies: warn, last loaded 30.0 h ago" in summary and "campaign_recipients:" not in summary
     markdown = report.to_markdown()
     assert "### Source freshness" in markdown and "| workspaces | warn |" in markdown
     assert "| campaign_variants | pass |" in markdown
@@ -65,15 +74,11 @@ def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> Non
     saved = read_freshness(resolve_target(path))
     assert saved is not None and saved.to_dict() == report.freshness.to_dict()
     state = resolve_target(path).state_dir / FRESHNESS_FILE
-    assert (
-        json.loads(state.read_text())["sources"][0]["source"] == "campaign_daily_sends"
-    )
+    assert json.loads(state.read_text())["sources"][0]["source"] == "campaign_daily_sends"
 
     lines = demo_summary(report.bi_path or "").splitlines()
     assert lines[-4] == "Sources: 3/6 fresh"
-    assert lines[-3].startswith("  campaign_stats: error") and lines[-1].startswith(
-        "  workspaces: warn"
-    )
+    assert lines[-3].startswith("  campaign_stats: error") and lines[-1].startswith("  workspaces: warn")
     assert any(line.startswith("Human reply rate: ") for line in lines)
 
 
@@ -81,8 +86,17 @@ def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(
     tmp_path: Path,
 ) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
-    _age(path, {"workspaces": "5 minute", "campaign_recipients": "1 hour", "replies": "1 hour",
-                "campaign_stats": "1 hour", "campaign_variants": "1 hour", "campaign_daily_sends": "1 hour"})  # fmt: skip
+    _age(
+        path,
+        {
+            "workspaces": "5 minute",
+            "campaign_recipients": "1 hour",
+            "replies": "1 hour",
+            "campaign_stats": "1 hour",
+            "campaign_variants": "1 hour",
+            "campaign_daily_sends": "1 hour",
+        },
+    )
     con = duckdb.connect(str(path))
     con.execute('alter table "w".outreach.replies drop column synced_at')
     con.close()
@@ -90,9 +104,7 @@ def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(
                          timeout=240, check=False)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "source freshness: 5/6 fresh" in out.stdout
-    line = next(
-        x for x in out.stdout.splitlines() if x.startswith("  replies: cannot check (")
-    )
+    line = next(x for x in out.stdout.splitlines() if x.startswith("  replies: cannot check ("))
     assert "synced_at" in line
     # the project's on-run-end hook (the swap) ignores a freshness run: with a source in runtime error it
     # would otherwise discard every `__next` relation, and with none swap what it finds
@@ -102,10 +114,7 @@ def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(
     from models.build import ATOMIC_VARS
     from models.freshness import check_freshness
 
-    assert (
-        check_freshness(resolve_target(path), dbt_vars=ATOMIC_VARS).worst
-        == "runtime error"
-    )  # as build() runs it
+    assert check_freshness(resolve_target(path), dbt_vars=ATOMIC_VARS).worst == "runtime error"  # as build() runs it
     con = duckdb.connect(str(path), read_only=True)
     try:
         tables = {r[0] for r in con.execute("select table_name from duckdb_tables() where schema_name = 'reporting'"

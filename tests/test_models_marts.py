@@ -55,19 +55,27 @@ def _compare(actual: pd.DataFrame, expected: pd.DataFrame, keys: list[str], labe
         else:
             g = got.astype("object").where(got.notna(), None)
             e = exp.astype("object").where(exp.notna(), None)
-            bad = pd.Series([a != b for a, b in zip(g, e)], index=merged.index)
+            bad = pd.Series([a != b for a, b in zip(g, e, strict=True)], index=merged.index)
         assert not bad.any(), f"{label}.{col} differs:\n{merged.loc[bad, keys + [col, f'{col}__exp']].head()}"
 
 
 def raw_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
     """The raw rows the marts should be built from, in pandas (current rows only)."""
-    tables = {r[0] for r in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'outreach'").fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'outreach'"
+        ).fetchall()
+    }
 
     def cols(table: str) -> set[str]:
-        return {r[0] for r in con.execute(
-            "select column_name from information_schema.columns where table_schema='outreach' and table_name=?",
-            [table]).fetchall()}
+        return {
+            r[0]
+            for r in con.execute(
+                "select column_name from information_schema.columns where table_schema='outreach' and table_name=?",
+                [table],
+            ).fetchall()
+        }
 
     def not_deleted(table: str) -> str:
         return "where deleted_at is null" if "deleted_at" in cols(table) else ""
@@ -107,8 +115,11 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
     out["count_recipients"] = pick("totals__recipients", "stats__total_leads")
     out["count_sent"] = pick("totals__sent", "stats__sent")
-    out["count_delivered"] = s["totals__delivered"].reindex(out.index).where(
-        pd.Series(has, index=out.index), c["stats__sent"].fillna(0) - c["stats__bounced"].fillna(0))
+    out["count_delivered"] = (
+        s["totals__delivered"]
+        .reindex(out.index)
+        .where(pd.Series(has, index=out.index), c["stats__sent"].fillna(0) - c["stats__bounced"].fillna(0))
+    )
     out["count_opened"] = pick("totals__opened", "stats__opened")
     out["count_clicked"] = pick("totals__clicked", "stats__clicked")
     out["count_replied"] = pick("totals__replied", "stats__replied")
@@ -131,7 +142,7 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
     step = r["current_step"].fillna(0)
     out["count_reached_follow_up"] = r[step >= 2].groupby("campaign_id").size().reindex(out.index).fillna(0)
     out["max_step_reached"] = step.groupby(r["campaign_id"]).max().reindex(out.index).fillna(0)
-    hours = (pd.to_datetime(r["replied_at"], utc=True) - pd.to_datetime(r["last_sent_at"], utc=True))
+    hours = pd.to_datetime(r["replied_at"], utc=True) - pd.to_datetime(r["last_sent_at"], utc=True)
     hours = hours.dt.total_seconds() / 3600.0
     out["median_hours_to_reply"] = hours[hours >= 0].groupby(r["campaign_id"]).median().reindex(out.index).round(2)
     out["workspace_id"] = c["workspace_id"]
@@ -147,14 +158,22 @@ def expected_variants(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
         for _, v in g.iterrows():
             others = g[g["index"] != v["index"]]
             rate = round(100 * v["replied"] / v["sent"], 2) if v["sent"] else np.nan
-            rec: dict[str, object] = {"campaign_id": cid, "variant_index": v["index"],
-                                      "count_sent": v["sent"], "count_replied": v["replied"],
-                                      "reply_rate": rate, "reply_rate_of_sent": rate}
+            rec: dict[str, object] = {
+                "campaign_id": cid,
+                "variant_index": v["index"],
+                "count_sent": v["sent"],
+                "count_replied": v["replied"],
+                "reply_rate": rate,
+                "reply_rate_of_sent": rate,
+            }
             z = p = np.nan
             if len(others):
                 share = (others["replied"] / others["sent"].replace(0, np.nan)).fillna(-1)
-                best = others.assign(share=share).sort_values(
-                    ["share", "sent", "index"], ascending=[False, False, True]).iloc[0]
+                best = (
+                    others.assign(share=share)
+                    .sort_values(["share", "sent", "index"], ascending=[False, False, True])
+                    .iloc[0]
+                )
                 rec["compared_variant_index"] = best["index"]
                 n1, x1, n2, x2 = v["sent"], v["replied"], best["sent"], best["replied"]
                 if n1 > 0 and n2 > 0 and 0 < x1 + x2 < n1 + n2:
@@ -176,9 +195,21 @@ def check_marts(warehouse: Path) -> None:
     try:
         con.execute("set TimeZone = 'UTC'")
         f = raw_frames(con)
-        mart = {name: _read(con, f"select * from reporting.{name}") for name in (
-            "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "reply_outcomes",
-            "recipient_funnel", "workspace_overview", "lead_engagement", "followup_steps", "mailbox_daily")}
+        mart = {
+            name: _read(con, f"select * from reporting.{name}")
+            for name in (
+                "campaign_performance",
+                "campaign_daily",
+                "variant_performance",
+                "mailbox_health",
+                "reply_outcomes",
+                "recipient_funnel",
+                "workspace_overview",
+                "lead_engagement",
+                "followup_steps",
+                "mailbox_daily",
+            )
+        }
     finally:
         con.close()
     r, rep = f["recipients"], f["replies"]
@@ -190,17 +221,34 @@ def check_marts(warehouse: Path) -> None:
 
     # variant_performance (p-values from scipy, not the SQL erf approximation)
     exp_v = expected_variants(f)
-    _compare(mart["variant_performance"], exp_v.drop(columns=["z_score", "p_value"]),
-             ["campaign_id", "variant_index"], "variant_performance")
-    _compare(mart["variant_performance"], exp_v[["campaign_id", "variant_index", "z_score", "p_value"]],
-             ["campaign_id", "variant_index"], "variant_performance z/p", tol=1e-4)
+    _compare(
+        mart["variant_performance"],
+        exp_v.drop(columns=["z_score", "p_value"]),
+        ["campaign_id", "variant_index"],
+        "variant_performance",
+    )
+    _compare(
+        mart["variant_performance"],
+        exp_v[["campaign_id", "variant_index", "z_score", "p_value"]],
+        ["campaign_id", "variant_index"],
+        "variant_performance z/p",
+        tol=1e-4,
+    )
 
     # recipient_funnel
-    funnel = r.groupby(["campaign_id", "status"]).agg(
-        count_recipients=("id", "size"), count_opened=("opened_at", "count"), count_clicked=("clicked_at", "count"),
-    ).reset_index().rename(columns={"status": "recipient_status"})
+    funnel = (
+        r.groupby(["campaign_id", "status"])
+        .agg(
+            count_recipients=("id", "size"),
+            count_opened=("opened_at", "count"),
+            count_clicked=("clicked_at", "count"),
+        )
+        .reset_index()
+        .rename(columns={"status": "recipient_status"})
+    )
     funnel["pct_of_recipients"] = _pct(
-        funnel["count_recipients"], funnel.groupby("campaign_id")["count_recipients"].transform("sum"))
+        funnel["count_recipients"], funnel.groupby("campaign_id")["count_recipients"].transform("sum")
+    )
     _compare(mart["recipient_funnel"], funnel, ["campaign_id", "recipient_status"], "recipient_funnel")
 
     # followup_steps
@@ -213,23 +261,39 @@ def check_marts(warehouse: Path) -> None:
 
     # reply_outcomes
     rc = rep[rep["campaign_id"].isin(current)]
-    outcomes = rc.groupby(["campaign_id", "reply_type"]).agg(
-        count_replies=("id", "size"), count_unread=("is_read", lambda s: int((~s.fillna(False).astype(bool)).sum())),
-        count_leads=("email_l", "nunique"),
-    ).reset_index()
+    outcomes = (
+        rc.groupby(["campaign_id", "reply_type"])
+        .agg(
+            count_replies=("id", "size"),
+            count_unread=("is_read", lambda s: int((~s.fillna(False).astype(bool)).sum())),
+            count_leads=("email_l", "nunique"),
+        )
+        .reset_index()
+    )
     outcomes["pct_of_replies"] = _pct(
-        outcomes["count_replies"], outcomes.groupby("campaign_id")["count_replies"].transform("sum"))
+        outcomes["count_replies"], outcomes.groupby("campaign_id")["count_replies"].transform("sum")
+    )
     _compare(mart["reply_outcomes"], outcomes, ["campaign_id", "reply_type"], "reply_outcomes")
 
     # campaign_daily
-    parts = [f["daily"].assign(d=pd.to_datetime(f["daily"]["date"]).dt.date).groupby(["campaign_id", "d"])["sent"]
-             .sum().rename("count_sent")]
-    for col, name in (("opened_at", "count_opened"), ("clicked_at", "count_clicked"),
-                      ("replied_at", "count_replied"), ("bounced_at", "count_bounced")):
+    parts = [
+        f["daily"]
+        .assign(d=pd.to_datetime(f["daily"]["date"]).dt.date)
+        .groupby(["campaign_id", "d"])["sent"]
+        .sum()
+        .rename("count_sent")
+    ]
+    for col, name in (
+        ("opened_at", "count_opened"),
+        ("clicked_at", "count_clicked"),
+        ("replied_at", "count_replied"),
+        ("bounced_at", "count_bounced"),
+    ):
         sub = r[r[col].notna()]
         parts.append(sub.assign(d=_utc_date(sub[col])).groupby(["campaign_id", "d"]).size().rename(name))
-    parts.append(rc.assign(d=_utc_date(rc["received_at"])).groupby(["campaign_id", "d"]).size()
-                 .rename("count_replies_received"))
+    parts.append(
+        rc.assign(d=_utc_date(rc["received_at"])).groupby(["campaign_id", "d"]).size().rename("count_replies_received")
+    )
     daily = pd.concat(parts, axis=1).fillna(0).reset_index().rename(columns={"d": "activity_date"})
     daily = daily.sort_values(["campaign_id", "activity_date"])
     daily["cumulative_sent"] = daily.groupby("campaign_id")["count_sent"].cumsum()
@@ -244,12 +308,17 @@ def check_marts(warehouse: Path) -> None:
     health["utilisation_pct"] = _pct(cur["sent_today"], cur["daily_send_limit"])
     health["reputation_change"] = (cur["reputation_score"] - first["reputation_score"].reindex(cur.index)).round(2)
     health["reputation_trend"] = np.select(
-        [health["reputation_change"] > 0, health["reputation_change"] < 0], ["rising", "falling"], "flat")
+        [health["reputation_change"] > 0, health["reputation_change"] < 0], ["rising", "falling"], "flat"
+    )
     health["count_versions"] = mb.groupby("id").size().reindex(cur.index)
     health["max_sent_today_observed"] = mb.groupby("id")["sent_today"].max().reindex(cur.index)
     health["count_replies"] = rep.groupby("email_account_id").size().reindex(cur.index).fillna(0)
-    _compare(mart["mailbox_health"], health.rename_axis("email_account_id").reset_index(),
-             ["email_account_id"], "mailbox_health")
+    _compare(
+        mart["mailbox_health"],
+        health.rename_axis("email_account_id").reset_index(),
+        ["email_account_id"],
+        "mailbox_health",
+    )
 
     # mailbox_daily: one row per day from the first version to the last load; last day = current values
     md = mart["mailbox_daily"]
@@ -263,9 +332,12 @@ def check_marts(warehouse: Path) -> None:
 
     # workspace_overview
     cp = exp_cp.groupby("workspace_id").agg(
-        count_campaigns=("campaign_id", "size"), count_sent=("count_sent", "sum"),
-        count_delivered=("count_delivered", "sum"), count_replied=("count_replied", "sum"),
-        count_bounced=("count_bounced", "sum"))
+        count_campaigns=("campaign_id", "size"),
+        count_sent=("count_sent", "sum"),
+        count_delivered=("count_delivered", "sum"),
+        count_replied=("count_replied", "sum"),
+        count_bounced=("count_bounced", "sum"),
+    )
     cp["count_active_campaigns"] = exp_cp[exp_cp["campaign_status"] == "active"].groupby("workspace_id").size()
     cp["count_mailboxes"] = cur.groupby("workspace_id").size()
     cp["count_replies"] = rep.groupby("workspace_id").size()
@@ -273,13 +345,15 @@ def check_marts(warehouse: Path) -> None:
     cp["reply_rate"] = _pct(cp["count_replied"], cp["count_delivered"])
     cp["reply_rate_of_delivered"] = cp["reply_rate"]
     cp["bounce_rate"] = _pct(cp["count_bounced"], cp["count_sent"])
-    _compare(mart["workspace_overview"], cp.rename_axis("workspace_id").reset_index(), ["workspace_id"],
-             "workspace_overview")
+    _compare(
+        mart["workspace_overview"], cp.rename_axis("workspace_id").reset_index(), ["workspace_id"], "workspace_overview"
+    )
 
     # lead_engagement
     rl = r[r["campaign_id"].isin(current)]
     lead = rl.groupby(["workspace_id", "email_l"]).agg(
-        count_campaigns=("campaign_id", "nunique"), count_campaigns_opened=("opened_at", "count"),
+        count_campaigns=("campaign_id", "nunique"),
+        count_campaigns_opened=("opened_at", "count"),
         count_campaigns_replied=("status", lambda s: int((s == "replied").sum())),
         count_campaigns_bounced=("status", lambda s: int((s == "bounced").sum())),
         count_campaigns_other_status=("status", lambda s: int((~s.isin(STATUSES)).sum())),
@@ -290,7 +364,8 @@ def check_marts(warehouse: Path) -> None:
     lead["company"] = named["company"].replace("", None).reindex(lead.index)
     lead["count_replies"] = rep.groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0)
     lead["count_positive_replies"] = (
-        rep[rep["is_positive"]].groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0))
+        rep[rep["is_positive"]].groupby(["workspace_id", "email_l"]).size().reindex(lead.index).fillna(0)
+    )
     lead = lead.reset_index().rename(columns={"email_l": "lead_email"})
     _compare(mart["lead_engagement"], lead, ["workspace_id", "lead_email"], "lead_engagement")
 
@@ -312,10 +387,12 @@ def test_synthetic_data_has_a_significant_winner_and_a_fallback_campaign(synthet
     con = duckdb.connect(str(synthetic_build), read_only=True)
     try:
         winners = con.execute("select count(*) from reporting.variant_performance where is_winner").fetchall()[0][0]
-        not_sig = con.execute(
-            "select count(*) from reporting.variant_performance where p_value >= 0.05").fetchall()[0][0]
+        not_sig = con.execute("select count(*) from reporting.variant_performance where p_value >= 0.05").fetchall()[0][
+            0
+        ]
         fallback = con.execute(
-            "select count(*) from reporting.campaign_performance where not has_api_stats").fetchall()[0][0]
+            "select count(*) from reporting.campaign_performance where not has_api_stats"
+        ).fetchall()[0][0]
     finally:
         con.close()
     assert winners >= 1 and not_sig >= 1 and fallback >= 1

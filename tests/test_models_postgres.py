@@ -54,7 +54,8 @@ def _duckdb_marts(path: Path) -> dict[str, tuple[list[tuple[str, str]], list[tup
         ).fetchall():
             columns = con.execute(
                 "select column_name, data_type from duckdb_columns() where database_name = 'w' "
-                "and schema_name = 'reporting' and table_name = ? order by column_index", [table]
+                "and schema_name = 'reporting' and table_name = ? order by column_index",
+                [table],
             ).fetchall()
             out[table] = (columns, con.execute(f"select * from w.reporting.{table}").fetchall())
         return out
@@ -74,7 +75,8 @@ def _pg_marts(dsn: str) -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any
             for (table,) in cur.fetchall():
                 cur.execute(
                     "select column_name, data_type from information_schema.columns where table_schema = 'reporting' "
-                    "and table_name = %s order by ordinal_position", [table]
+                    "and table_name = %s order by ordinal_position",
+                    [table],
                 )
                 columns = [(name, PG_TYPES.get(dtype, dtype)) for name, dtype in cur.fetchall()]
                 cur.execute(f'select * from reporting."{table}"')
@@ -113,8 +115,8 @@ def _compare(duck: dict[str, Any], pg: dict[str, Any]) -> dict[str, Any]:
         positions = [names.index(k) for k in KEYS[table]]
         assert len(rows) == len(pg_rows), f"{table}: {len(rows)} rows on DuckDB, {len(pg_rows)} on PostgreSQL"
         for row, pg_row in zip(sorted(rows, key=lambda r: _sort_key(r, positions)),
-                               sorted(pg_rows, key=lambda r: _sort_key(r, positions))):  # fmt: skip
-            for name, a, b in zip(names, row, pg_row):
+                               sorted(pg_rows, key=lambda r: _sort_key(r, positions)), strict=True):  # fmt: skip
+            for name, a, b in zip(names, row, pg_row, strict=True):
                 same, diff = _same(a, b)
                 assert same, f"{table}.{name}: {a!r} on DuckDB, {b!r} on PostgreSQL (key {[row[i] for i in positions]})"
                 figures["cells"] += 1

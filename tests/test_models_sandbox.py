@@ -37,8 +37,14 @@ def _read_keys(sandbox: Any) -> list[str]:
 
 def _sync(sandbox: Any, keys: list[str], warehouse: Path, mode: str, tmp_path: Path) -> None:
     run_sync(
-        mode=mode, api_keys=keys, base_url=sandbox.base_url, duckdb_path=warehouse, progress=False,
-        rate_limit_per_minute=0, reply_body_cap=20, pipelines_dir=tmp_path / "dlt",
+        mode=mode,
+        api_keys=keys,
+        base_url=sandbox.base_url,
+        duckdb_path=warehouse,
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=20,
+        pipelines_dir=tmp_path / "dlt",
     )
 
 
@@ -71,36 +77,60 @@ def _api_truth(sandbox: Any, keys: list[str]) -> dict[str, Any]:
 def _check_against_api(warehouse: Path, truth: dict[str, Any]) -> None:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        perf = {r[0]: r[1:] for r in con.execute(
-            "select campaign_id, count_recipients, count_sent, count_delivered, count_opened, count_replied, "
-            "count_bounced, count_unsubscribed from reporting.campaign_performance").fetchall()}
-        variants = {(r[0], r[1]): r[2:] for r in con.execute(
-            "select campaign_id, variant_index, count_sent, count_replied from reporting.variant_performance"
-        ).fetchall()}
-        funnel = {(r[0], r[1]): r[2] for r in con.execute(
-            "select campaign_id, recipient_status, count_recipients from reporting.recipient_funnel").fetchall()}
-        health = {r[0]: r[1:] for r in con.execute(
-            "select email_account_id, sent_today, daily_send_limit, reputation_score, is_active "
-            "from reporting.mailbox_health").fetchall()}
+        perf = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "select campaign_id, count_recipients, count_sent, count_delivered, count_opened, count_replied, "
+                "count_bounced, count_unsubscribed from reporting.campaign_performance"
+            ).fetchall()
+        }
+        variants = {
+            (r[0], r[1]): r[2:]
+            for r in con.execute(
+                "select campaign_id, variant_index, count_sent, count_replied from reporting.variant_performance"
+            ).fetchall()
+        }
+        funnel = {
+            (r[0], r[1]): r[2]
+            for r in con.execute(
+                "select campaign_id, recipient_status, count_recipients from reporting.recipient_funnel"
+            ).fetchall()
+        }
+        health = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "select email_account_id, sent_today, daily_send_limit, reputation_score, is_active "
+                "from reporting.mailbox_health"
+            ).fetchall()
+        }
     finally:
         con.close()
     assert set(perf) == set(truth["stats"])
     for cid, s in truth["stats"].items():
         t = s["totals"]
-        assert perf[cid] == (t["recipients"], t["sent"], t["delivered"], t["opened"], t["replied"], t["bounced"],
-                             t["unsubscribed"]), cid
+        assert perf[cid] == (
+            t["recipients"],
+            t["sent"],
+            t["delivered"],
+            t["opened"],
+            t["replied"],
+            t["bounced"],
+            t["unsubscribed"],
+        ), cid
         for v in s["variants"]:
             assert variants[(cid, v["index"])] == (v["sent"], v["replied"])
     assert funnel == truth["funnel"]
     assert set(health) == set(truth["mailboxes"])
     for mid, m in truth["mailboxes"].items():
-        assert health[mid] == (m["sent_today"], m["daily_send_limit"], pytest.approx(m["reputation_score"]),
-                               m["is_active"])
+        assert health[mid] == (
+            m["sent_today"],
+            m["daily_send_limit"],
+            pytest.approx(m["reputation_score"]),
+            m["is_active"],
+        )
 
 
-def test_models_on_synced_sandbox_with_reader_holding_bi_file(
-    make_sandbox: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_models_on_synced_sandbox_with_reader_holding_bi_file(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
     sandbox = make_sandbox(scale="small", rate_limit=0)
     keys = _read_keys(sandbox)
     warehouse = tmp_path / "outreach.duckdb"  # the default name: catalog and raw schema are both `outreach`
@@ -137,9 +167,17 @@ def test_models_on_synced_sandbox_with_reader_holding_bi_file(
             reader.kill()
             reader.wait()
     fresh = subprocess.run(
-        [sys.executable, "-c", "import duckdb, sys; print(duckdb.connect(sys.argv[1], read_only=True).execute("
-         "'select sum(count_sent) from reporting.campaign_performance').fetchall()[0][0])", str(bi)],
-        capture_output=True, text=True, timeout=60, check=True,
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; print(duckdb.connect(sys.argv[1], read_only=True).execute("
+            "'select sum(count_sent) from reporting.campaign_performance').fetchall()[0][0])",
+            str(bi),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert int(fresh.stdout) > sent_before, "a new connection sees the data of the new sync"
     check_marts(warehouse)

@@ -26,7 +26,10 @@ def test_pages_known_count_started_listings_by_last_page_and_others_by_expectati
     assert eta_seconds(3, 9, 6.0) == 12.0 and eta_seconds(2, 9, 6.0) is None and eta_seconds(9, 9, 6.0) == 0.0
     assert [format_eta(s) for s in (None, 42, 125, 7322)] == ["-", "42s", "2m05s", "2h02m"]
     campaigns = [{"id": "a", "stats": {"total_leads": 401}}, {"id": "b", "stats": {"total_leads": "0"}}, {"id": "c"}]
-    assert expected_recipient_pages(campaigns, ["a", "b"], "full", 200) == {"/campaigns/a/leads": 3, "/campaigns/b/leads": 1}
+    assert expected_recipient_pages(campaigns, ["a", "b"], "full", 200) == {
+        "/campaigns/a/leads": 3,
+        "/campaigns/b/leads": 1,
+    }
     assert expected_recipient_pages(campaigns, ["a"], "quick", 200) == {"/campaigns/a/leads": 1}
 
 
@@ -53,13 +56,22 @@ def test_a_paced_sync_shows_wall_clock_waits_and_an_eta_that_ends_at_zero(
     sampler.start()
     try:
         settings = resolve_settings(
-            base_url=sb.base_url, duckdb_path=tmp_path / "w.duckdb", pipelines_dir=str(tmp_path / "p"),
-            rate_limit_per_minute=600, reply_body_cap=10, workers=4, spool_dir=str(tmp_path / "none"),
+            base_url=sb.base_url,
+            duckdb_path=tmp_path / "w.duckdb",
+            pipelines_dir=str(tmp_path / "p"),
+            rate_limit_per_minute=600,
+            reply_body_cap=10,
+            workers=4,
+            spool_dir=str(tmp_path / "none"),
         )
         (workspace,) = check_keys([key], sb.base_url)
         assert not isinstance(workspace, BaseException)
         extract_batch(
-            [workspace], mode="full", settings=settings, warehouse=warehouse_target(settings), run_id="progress",
+            [workspace],
+            mode="full",
+            settings=settings,
+            warehouse=warehouse_target(settings),
+            run_id="progress",
             progress_for=lambda ws: progress,
         )
     finally:

@@ -73,8 +73,12 @@ def test_tiles_equal_workspace_overview_and_mailbox_health(old_bi: Path) -> None
         bi, "select workspace_id, reply_rate, count_positive_replies, bounce_rate from reporting.workspace_overview"
     ):
         tiles = _tiles(data.for_workspace(workspace_id))
-        contacted = sql(bi, "select sum(count_recipients - count_pending) from reporting.campaign_performance "
-                            "where workspace_id = ? and count_sent > 0", [workspace_id])[0][0]
+        contacted = sql(
+            bi,
+            "select sum(count_recipients - count_pending) from reporting.campaign_performance "
+            "where workspace_id = ? and count_sent > 0",
+            [workspace_id],
+        )[0][0]
         healthy, total = sql(
             bi,
             "select count(*) filter (where is_active and reputation_score >= ? and (not is_warmup_enabled "
@@ -97,20 +101,32 @@ def test_campaign_charts_equal_their_tables(bi: Path) -> None:
     campaign_id, part = next(
         (cid, p) for cid, p in parts.items() if len(p.variants) > 1 and int(p.campaigns["count_sent"].iloc[0]) > 0
     )
-    row = sql(bi, "select count_recipients - count_pending, count_opened, count_clicked, count_replied, "
-                  "count_positive_replies from reporting.campaign_performance where campaign_id = ?", [campaign_id])[0]
+    row = sql(
+        bi,
+        "select count_recipients - count_pending, count_opened, count_clicked, count_replied, "
+        "count_positive_replies from reporting.campaign_performance where campaign_id = ?",
+        [campaign_id],
+    )[0]
     assert list(funnel_stages(part.campaigns)["count_recipients"]) == list(row)
 
     variants = variant_rows(part.variants, part.campaigns)
-    expected = sql(bi, "select variant_index, count_sent, count_replied, reply_rate, is_winner "
-                       "from reporting.variant_performance where campaign_id = ? order by variant_index", [campaign_id])
+    expected = sql(
+        bi,
+        "select variant_index, count_sent, count_replied, reply_rate, is_winner "
+        "from reporting.variant_performance where campaign_id = ? order by variant_index",
+        [campaign_id],
+    )
     got = variants[["variant_index", "count_sent", "count_replied", "reply_rate", "is_winner"]]
     assert [tuple(r) for r in got.itertuples(index=False)] == expected
     assert ((variants["ci_low"] <= variants["reply_rate"]) & (variants["reply_rate"] <= variants["ci_high"])).all()
 
     daily = daily_series(part.daily)
-    expected_daily = sql(bi, "select activity_date, count_sent, count_replies_received from reporting.campaign_daily "
-                             "where campaign_id = ? order by activity_date", [campaign_id])
+    expected_daily = sql(
+        bi,
+        "select activity_date, count_sent, count_replies_received from reporting.campaign_daily "
+        "where campaign_id = ? order by activity_date",
+        [campaign_id],
+    )
     assert [(r.activity_date, r.count_sent, r.count_replies_received) for r in daily.itertuples()] == expected_daily
 
 
@@ -119,23 +135,36 @@ def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
     workspace_id = _workspace(bi)
     data = load(bi).for_workspace(workspace_id)
     daily = daily_series(data.daily)
-    expected = sql(bi, "select activity_date, sum(count_sent), sum(count_replies_received), "
-                       "sum(count_positive_replies_received) from reporting.campaign_daily where workspace_id = ? "
-                       "group by 1 order by 1", [workspace_id])
+    expected = sql(
+        bi,
+        "select activity_date, sum(count_sent), sum(count_replies_received), "
+        "sum(count_positive_replies_received) from reporting.campaign_daily where workspace_id = ? "
+        "group by 1 order by 1",
+        [workspace_id],
+    )
     assert [tuple(r) for r in daily.itertuples(index=False)] == expected
     assert len(expected) > 14  # the whole kept history, not the API's 14 days
 
     outcomes = outcome_classes(data.outcomes)
-    expected_outcomes = dict(sql(bi, "select reply_type, sum(count_replies) from reporting.reply_outcomes "
-                                     "where workspace_id = ? group by 1", [workspace_id]))
-    assert dict(zip(outcomes["reply_class"], outcomes["count_replies"])) == expected_outcomes
+    expected_outcomes = dict(
+        sql(
+            bi,
+            "select reply_type, sum(count_replies) from reporting.reply_outcomes where workspace_id = ? group by 1",
+            [workspace_id],
+        )
+    )
+    assert dict(zip(outcomes["reply_class"], outcomes["count_replies"], strict=True)) == expected_outcomes
     assert outcomes["pct_of_replies"].sum() == pytest.approx(100, abs=0.05)
 
     series = mailbox_series(data.mailbox_daily)
     reputation = series[series["metric"] == "reputation_score"]
-    expected_rep = sql(bi, "select h.mailbox_email, d.activity_date, d.reputation_score from reporting.mailbox_daily d "
-                           "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
-                           "order by 1, 2", [workspace_id])
+    expected_rep = sql(
+        bi,
+        "select h.mailbox_email, d.activity_date, d.reputation_score from reporting.mailbox_daily d "
+        "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
+        "order by 1, 2",
+        [workspace_id],
+    )
     assert [(r.series, r.activity_date, r.value) for r in reputation.itertuples()] == expected_rep
 
 
@@ -145,14 +174,22 @@ def test_many_mailboxes_show_their_daily_mean_and_range(tmp_path: Path) -> None:
     series = mailbox_series(load(bi).for_workspace(workspace_id).mailbox_daily)
     assert set(series["series"]) == {f"mean of {MAX_MAILBOX_LINES + 2} mailboxes"}
     for metric in ("reputation_score", "max_utilisation_pct"):
-        expected = sql(bi, f"select activity_date, round(avg({metric}), 2), min({metric}), max({metric}) "
-                           "from reporting.mailbox_daily where workspace_id = ? group by 1 order by 1", [workspace_id])
+        expected = sql(
+            bi,
+            f"select activity_date, round(avg({metric}), 2), min({metric}), max({metric}) "
+            "from reporting.mailbox_daily where workspace_id = ? group by 1 order by 1",
+            [workspace_id],
+        )
         got = series[series["metric"] == metric]
         assert [(r.activity_date, r.value, r.low, r.high) for r in got.itertuples()] == expected
     warmup = series[series["metric"] == "warmup_health_score"]
-    expected = sql(bi, "select d.activity_date, round(avg(d.warmup_health_score), 2) from reporting.mailbox_daily d "
-                       "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
-                       "and h.is_warmup_enabled group by 1 order by 1", [workspace_id])
+    expected = sql(
+        bi,
+        "select d.activity_date, round(avg(d.warmup_health_score), 2) from reporting.mailbox_daily d "
+        "join reporting.mailbox_health h using (email_account_id) where d.workspace_id = ? "
+        "and h.is_warmup_enabled group by 1 order by 1",
+        [workspace_id],
+    )
     assert [(r.activity_date, r.value) for r in warmup.itertuples()] == expected
 
 
@@ -163,13 +200,21 @@ def test_send_time_fallback_equals_pandas_over_lead_engagement(old_bi: Path) -> 
     grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times)
     con = duckdb.connect(str(bi), read_only=True)
     try:
-        leads = con.sql("select last_contacted_at, count_campaigns_replied from reporting.lead_engagement "
-                        "where workspace_id = ? and last_contacted_at is not null", params=[workspace_id]
-                        ).to_arrow_table().to_pandas()
+        leads = (
+            con.sql(
+                "select last_contacted_at, count_campaigns_replied from reporting.lead_engagement "
+                "where workspace_id = ? and last_contacted_at is not null",
+                params=[workspace_id],
+            )
+            .to_arrow_table()
+            .to_pandas()
+        )
     finally:
         con.close()
     when = pd.to_datetime(leads["last_contacted_at"], utc=True)
-    leads = leads.assign(weekday=when.dt.day_of_week + 1, hour=when.dt.hour, replied=leads["count_campaigns_replied"] > 0)
+    leads = leads.assign(
+        weekday=when.dt.day_of_week + 1, hour=when.dt.hour, replied=leads["count_campaigns_replied"] > 0
+    )
     expected = leads.groupby(["weekday", "hour"]).agg(sends=("replied", "size"), replies=("replied", "sum"))
     assert len(grid) == 7 * 24
     cells = grid[grid["sends"] > 0].set_index(["weekday", "hour"])
@@ -198,26 +243,36 @@ def test_issue_15_columns_are_read_when_present(bi: Path, tmp_path: Path) -> Non
     assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance
     assert data.features.count_contacted
 
-    rows = sql(bi, "select human_reply_rate, count_contacted from reporting.campaign_performance "
-                   "where human_reply_rate is not null")
+    rows = sql(
+        bi,
+        "select human_reply_rate, count_contacted from reporting.campaign_performance "
+        "where human_reply_rate is not null",
+    )
     label, value, _ = _tiles(data)["reply_rate"]
     assert label == "human reply rate"
     assert value == pytest.approx(sum(r * n for r, n in rows) / sum(n for _, n in rows), abs=0.005)
-    campaign_id, rate = sql(bi, "select campaign_id, human_reply_rate from reporting.campaign_performance "
-                                "where human_reply_rate > 0 limit 1")[0]
+    campaign_id, rate = sql(
+        bi,
+        "select campaign_id, human_reply_rate from reporting.campaign_performance where human_reply_rate > 0 limit 1",
+    )[0]
     one = dict(load(bi).campaign_parts())[campaign_id]
     assert _tiles(one)["reply_rate"][1] == rate
-    assert _tiles(data)["contacted"][1] == sql(bi, "select sum(count_contacted) from reporting.campaign_performance")[0][0]
+    assert (
+        _tiles(data)["contacted"][1] == sql(bi, "select sum(count_contacted) from reporting.campaign_performance")[0][0]
+    )
 
     classes = outcome_classes(data.outcomes)
     expected = dict(sql(bi, "select reply_class, sum(count_replies) from reporting.reply_outcomes group by 1"))
-    assert dict(zip(classes["reply_class"], classes["count_replies"])) == expected
+    assert dict(zip(classes["reply_class"], classes["count_replies"], strict=True)) == expected
     assert {"positive", "negative", "neutral", "auto_reply"} <= set(expected)
 
     workspace_id = _workspace(bi)
     grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times).set_index(["weekday", "hour"])
-    cells = sql(bi, "select weekday, hour, sends, human_reply_rate from reporting.send_time_performance "
-                    "where workspace_id = ?", [workspace_id])
+    cells = sql(
+        bi,
+        "select weekday, hour, sends, human_reply_rate from reporting.send_time_performance where workspace_id = ?",
+        [workspace_id],
+    )
     assert len(cells) > 24
     for weekday, hour, sends, rate in cells:
         assert grid.loc[(weekday, hour), "sends"] == sends
@@ -242,8 +297,9 @@ class _Refs(html.parser.HTMLParser):
 
 def _embedded(page: str) -> dict[str, Any]:
     start = page.index('<script type="application/json" id="report-data">') + len(
-        '<script type="application/json" id="report-data">')
-    result: dict[str, Any] = json.loads(page[start:page.index("</script>", start)])
+        '<script type="application/json" id="report-data">'
+    )
+    result: dict[str, Any] = json.loads(page[start : page.index("</script>", start)])
     return result
 
 
@@ -275,8 +331,9 @@ def _locking_writer(path: Path) -> subprocess.Popen[str]:
         sys.stdin.readline()
         """
     )
-    process = subprocess.Popen([sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout is not None and process.stdout.readline().strip() == "open"
     return process
 
@@ -324,8 +381,13 @@ def test_errors_name_cause_and_fix(bi: Path, tmp_path: Path) -> None:
 
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(ROOT / ".venv" / "bin" / "outreach"), "report", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=180, env={**os.environ, **(env or {})}, check=False,
+        [str(ROOT / ".venv" / "bin" / "outreach"), "report", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
 
 
@@ -351,8 +413,10 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     )
     done = _cli("--duckdb", str(warehouse_dir / "w_bi.duckdb"), cwd=tmp_path)
     assert done.returncode == 1
-    assert done.stderr.strip() == f"error: {warehouse_dir / 'w_bi.duckdb'} is a BI file: pass --duckdb with its " \
-                                  "warehouse (w.duckdb beside it)"
+    assert (
+        done.stderr.strip() == f"error: {warehouse_dir / 'w_bi.duckdb'} is a BI file: pass --duckdb with its "
+        "warehouse (w.duckdb beside it)"
+    )
 
 
 def test_demo_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ BENCH_OUT = Path(__file__).resolve().parent.parent / "bench" / "out"
 
 def _read_keys(sandbox: Any) -> list[str]:
     keys: dict[str, str] = {}
-    for entry in sandbox.keys():  # noqa: SIM118 - the sandbox's /_sandbox/keys, not a dict
+    for entry in sandbox.keys():
         if entry["level"] == "read":
             keys.setdefault(entry["workspace_id"], entry["key"])
     assert len(keys) >= 2
@@ -42,8 +42,16 @@ def _synced_bi(sandbox: Any, tmp_path: Path) -> Path:
     keys = _read_keys(sandbox)
     warehouse = tmp_path / "outreach.duckdb"
     for mode in ("full", "quick"):
-        run_sync(mode=mode, api_keys=keys, base_url=sandbox.base_url, duckdb_path=warehouse, progress=False,
-                 rate_limit_per_minute=0, reply_body_cap=20, pipelines_dir=tmp_path / "dlt")
+        run_sync(
+            mode=mode,
+            api_keys=keys,
+            base_url=sandbox.base_url,
+            duckdb_path=warehouse,
+            progress=False,
+            rate_limit_per_minute=0,
+            reply_body_cap=20,
+            pipelines_dir=tmp_path / "dlt",
+        )
         if mode == "full":
             sandbox.advance(86_400)
     return build_bi(warehouse)
@@ -80,9 +88,12 @@ def _all_drawn(opened: OpenedPage) -> None:
 
 def _mailbox_tile(bi: Path, workspace_id: str | None) -> str:
     where = "where workspace_id = ?" if workspace_id else ""
-    healthy, total = sql(bi, "select count(*) filter (where is_active and reputation_score >= ? and (not "
-                             "is_warmup_enabled or warmup_health_score >= ?)), count(*) from reporting.mailbox_health "
-                             + where, [HEALTHY_REPUTATION, HEALTHY_WARMUP] + ([workspace_id] if workspace_id else []))[0]
+    healthy, total = sql(
+        bi,
+        "select count(*) filter (where is_active and reputation_score >= ? and (not "
+        "is_warmup_enabled or warmup_health_score >= ?)), count(*) from reporting.mailbox_health " + where,
+        [HEALTHY_REPUTATION, HEALTHY_WARMUP] + ([workspace_id] if workspace_id else []),
+    )[0]
     return f"{healthy} of {total}"
 
 
@@ -96,46 +107,73 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
         assert opened.evaluate("document.body.dataset.renderError") is None
         _all_drawn(opened)
         opened.page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        links = opened.evaluate("Array.from(document.querySelectorAll('[src], [href]'), "
-                                "el => el.getAttribute('src') || el.getAttribute('href'))")
+        links = opened.evaluate(
+            "Array.from(document.querySelectorAll('[src], [href]'), "
+            "el => el.getAttribute('src') || el.getAttribute('href'))"
+        )
         assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
 
         # the reply tile is the human reply rate (models issue 15), weighted by contacted recipients
         contacted, reply_rate, positive, bounce_rate = sql(
-            bi, "select sum(count_contacted), round(sum(human_reply_rate * count_contacted) filter (where "
-                "human_reply_rate is not null) / sum(count_contacted) filter (where human_reply_rate is not null), 2), "
-                "sum(count_positive_replies), round(100.0 * sum(count_bounced) / sum(count_sent), 2) "
-                "from reporting.campaign_performance")[0]
-        assert _tile_texts(opened) == [f"{contacted:,}", f"{reply_rate:.2f}%", f"{positive:,}", f"{bounce_rate:.2f}%",
-                                       _mailbox_tile(bi, None)]
+            bi,
+            "select sum(count_contacted), round(sum(human_reply_rate * count_contacted) filter (where "
+            "human_reply_rate is not null) / sum(count_contacted) filter (where human_reply_rate is not null), 2), "
+            "sum(count_positive_replies), round(100.0 * sum(count_bounced) / sum(count_sent), 2) "
+            "from reporting.campaign_performance",
+        )[0]
+        assert _tile_texts(opened) == [
+            f"{contacted:,}",
+            f"{reply_rate:.2f}%",
+            f"{positive:,}",
+            f"{bounce_rate:.2f}%",
+            _mailbox_tile(bi, None),
+        ]
         days = sql(bi, "select sum(count_sent), sum(count_replies_received) from reporting.campaign_daily")[0]
         assert (sum(_plotted(opened, "daily", 0, "y")), sum(_plotted(opened, "daily", 1, "y"))) == days
 
         workspace_id, bounce_rate, ws_positive = sql(
-            bi, "select workspace_id, bounce_rate, count_positive_replies from reporting.workspace_overview "
-                "order by workspace_name desc limit 1")[0]
+            bi,
+            "select workspace_id, bounce_rate, count_positive_replies from reporting.workspace_overview "
+            "order by workspace_name desc limit 1",
+        )[0]
         reply_rate = sql(
-            bi, "select round(sum(human_reply_rate * count_contacted) / sum(count_contacted), 2) "
-                "from reporting.campaign_performance where workspace_id = ? and human_reply_rate is not null",
-            [workspace_id])[0][0]
+            bi,
+            "select round(sum(human_reply_rate * count_contacted) / sum(count_contacted), 2) "
+            "from reporting.campaign_performance where workspace_id = ? and human_reply_rate is not null",
+            [workspace_id],
+        )[0][0]
         _pick(opened, "#workspace", workspace_id, f"w:{workspace_id}")
         _all_drawn(opened)
         tiles = _tile_texts(opened)
-        assert tiles[1:] == [f"{reply_rate:.2f}%", f"{ws_positive:,}", f"{bounce_rate:.2f}%",
-                             _mailbox_tile(bi, workspace_id)]
+        assert tiles[1:] == [
+            f"{reply_rate:.2f}%",
+            f"{ws_positive:,}",
+            f"{bounce_rate:.2f}%",
+            _mailbox_tile(bi, workspace_id),
+        ]
 
         campaign_id, *funnel = sql(
-            bi, "select campaign_id, count_contacted, count_opened, count_clicked, count_replied, "
-                "count_positive_replies from reporting.campaign_performance where workspace_id = ? "
-                "order by count_replied desc limit 1", [workspace_id])[0]
+            bi,
+            "select campaign_id, count_contacted, count_opened, count_clicked, count_replied, "
+            "count_positive_replies from reporting.campaign_performance where workspace_id = ? "
+            "order by count_replied desc limit 1",
+            [workspace_id],
+        )[0]
         _pick(opened, "#campaign", campaign_id, f"c:{campaign_id}")
         _all_drawn(opened)
         assert _plotted(opened, "funnel", 0, "x") == funnel
-        daily = sql(bi, "select activity_date::varchar, count_sent from reporting.campaign_daily where campaign_id = ? "
-                        "order by activity_date", [campaign_id])
-        assert list(zip(_plotted(opened, "daily", 0, "x"), _plotted(opened, "daily", 0, "y"))) == daily
-        variants = sql(bi, "select reply_rate from reporting.variant_performance where campaign_id = ? "
-                           "order by variant_index", [campaign_id])
+        daily = sql(
+            bi,
+            "select activity_date::varchar, count_sent from reporting.campaign_daily where campaign_id = ? "
+            "order by activity_date",
+            [campaign_id],
+        )
+        assert list(zip(_plotted(opened, "daily", 0, "x"), _plotted(opened, "daily", 0, "y"), strict=True)) == daily
+        variants = sql(
+            bi,
+            "select reply_rate from reporting.variant_performance where campaign_id = ? order by variant_index",
+            [campaign_id],
+        )
         assert _plotted(opened, "variants", 0, "x") == pytest.approx([r or 0.0 for (r,) in variants])
         assert _tile_texts(opened)[0] == f"{funnel[0]:,}"
         assert opened.page.url.endswith(f"#w={workspace_id}&c={campaign_id}")
@@ -184,13 +222,20 @@ def _docs_site_opens(warehouse: Path, tmp_path: Path) -> None:
     assert (tmp_path / "docs.png").stat().st_size > 20_000
 
 
-
 def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path: Path) -> None:
     """Workspaces synced, no campaign or mailbox yet: every chart still draws, with its own note."""
     bi = synthetic_bi(tmp_path, recipients=1000)
     con = duckdb.connect(str(bi))
-    for table in ("campaign_performance", "campaign_daily", "variant_performance", "reply_outcomes",
-                  "mailbox_daily", "mailbox_health", "lead_engagement", "send_time_performance"):
+    for table in (
+        "campaign_performance",
+        "campaign_daily",
+        "variant_performance",
+        "reply_outcomes",
+        "mailbox_daily",
+        "mailbox_health",
+        "lead_engagement",
+        "send_time_performance",
+    ):
         con.execute(f"delete from reporting.{table}")
     con.close()
     out = write_report(bi, tmp_path / "report.html")
@@ -203,8 +248,12 @@ def test_report_of_a_warehouse_without_activity_says_so_in_every_chart(tmp_path:
         assert _tile_texts(opened) == ["0", "-", "0", "-", "0 of 0"]
         opened.page.screenshot(path=str(tmp_path / "empty.png"), full_page=True)
     assert notes == {
-        "kpi": "", "funnel": "nobody contacted yet", "outcomes": "no replies yet", "daily": "no sends or replies yet",
-        "variants": "no A/B test here (one subject line per campaign)", "mailboxes": "no mailbox history yet",
+        "kpi": "",
+        "funnel": "nobody contacted yet",
+        "outcomes": "no replies yet",
+        "daily": "no sends or replies yet",
+        "variants": "no A/B test here (one subject line per campaign)",
+        "mailboxes": "no mailbox history yet",
         "send_times": "no sends yet",
     }
 

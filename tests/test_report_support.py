@@ -33,8 +33,9 @@ def synthetic_bi(directory: Path, *, recipients: int = 5000, workspaces: int = 2
     """A BI file built from the synthetic raw warehouse (devtools/synthetic.py); ``mailboxes`` per workspace."""
     from devtools.synthetic import make_raw_warehouse
 
-    warehouse = make_raw_warehouse(directory / "outreach.duckdb", recipients=recipients, workspaces=workspaces,
-                                   mailboxes_per_workspace=mailboxes)
+    warehouse = make_raw_warehouse(
+        directory / "outreach.duckdb", recipients=recipients, workspaces=workspaces, mailboxes_per_workspace=mailboxes
+    )
     return build_bi(warehouse)
 
 

@@ -52,9 +52,14 @@ def test_store_keeps_base_layout_once_and_differences_per_scope() -> None:
         return go.Figure(go.Bar(x=[1, 2], y=[3, 4]), layout={"height": height, "title": {"text": title}})
 
     kpi = CHARTS[0]
-    store = figure_store([kpi], [Scope("all", "", "", {kpi.key: figure(150, "")}),
-                                 Scope("w:1", "1", "", {kpi.key: figure(150, "")}),
-                                 Scope("c:1", "1", "1", {kpi.key: figure(300, "one")})])
+    store = figure_store(
+        [kpi],
+        [
+            Scope("all", "", "", {kpi.key: figure(150, "")}),
+            Scope("w:1", "1", "", {kpi.key: figure(150, "")}),
+            Scope("c:1", "1", "1", {kpi.key: figure(300, "one")}),
+        ],
+    )
     base = store["base"][kpi.key]
     assert store["scopes"]["w:1"][kpi.key]["layout"] == {}
     delta = store["scopes"]["c:1"][kpi.key]["layout"]
@@ -72,19 +77,28 @@ def test_embedded_json_cannot_close_its_script_element() -> None:
 
 
 def test_kpi_without_data_says_so() -> None:
-    tiles = pd.DataFrame([("reply_rate", "reply rate", None, "%", "% of delivered")],
-                         columns=["key", "label", "value", "suffix", "hint"])
+    tiles = pd.DataFrame(
+        [("reply_rate", "reply rate", None, "%", "% of delivered")], columns=["key", "label", "value", "suffix", "hint"]
+    )
     indicator = kpi_figure(tiles).data[0]
     assert indicator.value is None and "no data yet" in indicator.title.text
 
 
 def test_variant_labels_tell_campaigns_of_one_name_apart() -> None:
-    variants = pd.DataFrame({
-        "workspace_id": ["w1", "w1", "w2", "w2"], "campaign_id": ["aaaaaa1", "aaaaaa1", "bbbbbb2", "bbbbbb2"],
-        "variant_index": [0, 1, 0, 1], "subject": ["s"] * 4, "count_variants_in_campaign": [2] * 4,
-        "count_sent": [100, 100, 80, 80], "count_replied": [5, 9, 4, 4], "reply_rate": [5.0, 9.0, 5.0, 5.0],
-        "p_value": [0.2, 0.2, 1.0, 1.0], "is_winner": [False] * 4,
-    })
+    variants = pd.DataFrame(
+        {
+            "workspace_id": ["w1", "w1", "w2", "w2"],
+            "campaign_id": ["aaaaaa1", "aaaaaa1", "bbbbbb2", "bbbbbb2"],
+            "variant_index": [0, 1, 0, 1],
+            "subject": ["s"] * 4,
+            "count_variants_in_campaign": [2] * 4,
+            "count_sent": [100, 100, 80, 80],
+            "count_replied": [5, 9, 4, 4],
+            "reply_rate": [5.0, 9.0, 5.0, 5.0],
+            "p_value": [0.2, 0.2, 1.0, 1.0],
+            "is_winner": [False] * 4,
+        }
+    )
     campaigns = pd.DataFrame({"campaign_id": ["aaaaaa1", "bbbbbb2"], "campaign_name": ["Launch", "Launch"]})
     labels = list(variants_figure(variant_rows(variants, campaigns)).data[0].y)
     assert labels == ["Launch (aaaaaa) · v0", "Launch (aaaaaa) · v1", "Launch (bbbbbb) · v0", "Launch (bbbbbb) · v1"]

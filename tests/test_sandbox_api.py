@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -71,12 +72,16 @@ def test_campaign_statuses_and_order(rw: httpx.Client) -> None:
     items = body["data"]
     assert {c["status"] for c in items} == {"draft", "active", "paused", "completed"}
     keys = [(c["created_at"], c["id"]) for c in items]
-    for a, b in zip(keys, keys[1:]):  # newest first by created_at, ties by id
+    for a, b in pairwise(keys):  # newest first by created_at, ties by id
         assert a[0] > b[0] or (a[0] == b[0] and a[1] <= b[1])
     active = rw.get("/campaigns", params={"status": "active"}).json()
     assert active["data"] and all(c["status"] == "active" for c in active["data"])
     page2 = rw.get("/campaigns", params={"per_page": 3, "page": 2}).json()
-    assert page2["meta"] == {"current_page": 2, "last_page": -(-body["meta"]["total"] // 3), "total": body["meta"]["total"]}
+    assert page2["meta"] == {
+        "current_page": 2,
+        "last_page": -(-body["meta"]["total"] // 3),
+        "total": body["meta"]["total"],
+    }
     assert [c["id"] for c in page2["data"]] == [c["id"] for c in items[3:6]]
     beyond = rw.get("/campaigns", params={"page": 99}).json()
     assert beyond["data"] == [] and beyond["meta"]["current_page"] == 99
@@ -90,14 +95,29 @@ def test_recipient_paging_stable_and_status_sums(rw: httpx.Client) -> None:
     assert [r["id"] for r in first["data"]] == [r["id"] for r in again["data"]]
     assert first["meta"]["total"] == camp["stats"]["total_leads"]
     stats = rw.get(f"/campaigns/{cid}/stats").json()["data"]
-    by_status = {s: rw.get(f"/campaigns/{cid}/leads", params={"status": s, "per_page": 1}).json()["meta"]["total"] for s in STATUSES}
+    by_status = {
+        s: rw.get(f"/campaigns/{cid}/leads", params={"status": s, "per_page": 1}).json()["meta"]["total"]
+        for s in STATUSES
+    }
     assert sum(by_status.values()) == stats["totals"]["recipients"]
     assert by_status["pending"] == stats["totals"]["pending"]
     assert by_status["replied"] == stats["totals"]["replied"] == camp["stats"]["replied"]
     assert by_status["pending"] > 0  # active campaigns still have people to contact
     row = first["data"][0]
-    assert set(row) == {"id", "email", "first_name", "last_name", "company", "status", "current_step",
-                        "last_sent_at", "opened_at", "clicked_at", "replied_at", "bounced_at"}
+    assert set(row) == {
+        "id",
+        "email",
+        "first_name",
+        "last_name",
+        "company",
+        "status",
+        "current_step",
+        "last_sent_at",
+        "opened_at",
+        "clicked_at",
+        "replied_at",
+        "bounced_at",
+    }
 
 
 def test_stats_invariants_every_campaign(rw: httpx.Client) -> None:
@@ -118,7 +138,7 @@ def test_replies_order_filters_and_body(rw: httpx.Client) -> None:
     body = rw.get("/replies", params={"per_page": 100}).json()
     items = body["data"]
     keys = [(r["received_at"], r["id"]) for r in items]
-    for a, b in zip(keys, keys[1:]):
+    for a, b in pairwise(keys):
         assert a[0] > b[0] or (a[0] == b[0] and a[1] <= b[1])
     assert "body" not in items[0]
     types = set()
@@ -199,7 +219,14 @@ def test_auth_errors(small: Any, rw: httpx.Client) -> None:
 
 def test_events_and_sample(rw: httpx.Client) -> None:
     events = rw.get("/hooks/events").json()["data"]
-    assert [e["key"] for e in events] == ["lead.replied", "lead.bounced", "lead.unsubscribed", "lead.opened", "lead.clicked", "campaign.completed"]
+    assert [e["key"] for e in events] == [
+        "lead.replied",
+        "lead.bounced",
+        "lead.unsubscribed",
+        "lead.opened",
+        "lead.clicked",
+        "campaign.completed",
+    ]
     sample = rw.get("/hooks/sample").json()["data"][0]
     assert sample["event"] == "lead.replied" and set(sample["data"]) == {"lead_id", "email", "first_name", "company"}
     assert sample["created_at"].endswith("+00:00")
@@ -252,4 +279,7 @@ def _near_dst(local: Any) -> bool:
     """A follow-up scheduled across a DST change keeps its UTC spacing: up to an hour outside the window."""
     from datetime import timedelta
 
-    return local.utcoffset() != (local - timedelta(days=14)).utcoffset() or local.utcoffset() != (local + timedelta(days=14)).utcoffset()
+    return (
+        local.utcoffset() != (local - timedelta(days=14)).utcoffset()
+        or local.utcoffset() != (local + timedelta(days=14)).utcoffset()
+    )

@@ -11,7 +11,9 @@ STATUSES = ("pending", "active", "sent", "replied", "bounced", "unsubscribed", "
 
 def _clients(sb: Any) -> list[httpx.Client]:
     keys = [k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin"]
-    return [httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {k['key']}"}, timeout=60) for k in keys]
+    return [
+        httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {k['key']}"}, timeout=60) for k in keys
+    ]
 
 
 def _all(c: httpx.Client, path: str, per_page: int, **params: Any) -> list[dict[str, Any]]:
@@ -81,7 +83,9 @@ def test_sent_today_matches_todays_sends_after_midnight(make_sandbox: Any) -> No
     now = sb.advance(15 * 3600)
     total_today = 0
     for camp in _all(c, "/campaigns", 100):
-        total_today += sum(1 for r in _all(c, f"/campaigns/{camp['id']}/leads", 200) if (r["last_sent_at"] or "")[:10] == now[:10])
+        total_today += sum(
+            1 for r in _all(c, f"/campaigns/{camp['id']}/leads", 200) if (r["last_sent_at"] or "")[:10] == now[:10]
+        )
     boxes = c.get("/email-accounts").json()["data"]
     assert sum(b["sent_today"] for b in boxes) >= total_today > 0  # follow-ups sent twice today count twice
 
@@ -90,20 +94,40 @@ def test_new_campaign_runs_to_completion(make_sandbox: Any) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0)
     c = _clients(sb)[0]
     box = c.get("/email-accounts", params={"active": "true"}).json()["data"][0]["id"]
-    cid = c.post("/campaigns", json={
-        "name": "Sprint", "subject_lines": ["A {{first_name|there}}", "B for {{company}}"], "email_bodies": ["Hello"],
-        "send_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], "send_window_start": "00:00", "send_window_end": "23:59",
-        "delay_between_emails": 30, "follow_up_delay_days": 1, "max_follow_ups": 1, "email_account_ids": [box],
-    }).json()["data"]["id"]
-    lst = c.post("/search/people/import", json={"list_name": "L", "total": 20, "countries": ["France"]}).json()["data"]["list_id"]
+    cid = c.post(
+        "/campaigns",
+        json={
+            "name": "Sprint",
+            "subject_lines": ["A {{first_name|there}}", "B for {{company}}"],
+            "email_bodies": ["Hello"],
+            "send_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+            "send_window_start": "00:00",
+            "send_window_end": "23:59",
+            "delay_between_emails": 30,
+            "follow_up_delay_days": 1,
+            "max_follow_ups": 1,
+            "email_account_ids": [box],
+        },
+    ).json()["data"]["id"]
+    lst = c.post("/search/people/import", json={"list_name": "L", "total": 20, "countries": ["France"]}).json()["data"][
+        "list_id"
+    ]
     added = c.post(f"/campaigns/{cid}/leads", json={"list_id": lst}).json()["data"]["added"]
     assert added > 0
     assert c.post(f"/campaigns/{cid}/launch").status_code == 200
     sb.advance(86_400)  # the mailbox may be at today's limit: by tomorrow everyone got the first email
     rows = _all(c, f"/campaigns/{cid}/leads", 200)
-    assert all(r["current_step"] >= 1 for r in rows) and {r["status"] for r in rows} <= {"active", "sent", "bounced", "replied", "unsubscribed"}
+    assert all(r["current_step"] >= 1 for r in rows) and {r["status"] for r in rows} <= {
+        "active",
+        "sent",
+        "bounced",
+        "replied",
+        "unsubscribed",
+    }
     stats = c.get(f"/campaigns/{cid}/stats").json()["data"]
-    assert [v["index"] for v in stats["variants"]] == [0, 1] and all(v["sent"] > 0 for v in stats["variants"]) or added < 4
+    assert (
+        [v["index"] for v in stats["variants"]] == [0, 1] and all(v["sent"] > 0 for v in stats["variants"]) or added < 4
+    )
     c.post(f"/campaigns/{cid}/pause")
     paused_sent = c.get(f"/campaigns/{cid}").json()["data"]["stats"]["sent"]
     sb.advance(2 * 86_400)
@@ -120,7 +144,9 @@ def test_new_campaign_runs_to_completion(make_sandbox: Any) -> None:
             assert r["replied_at"] is not None  # stop_on_reply: no follow-up after a reply
     check_invariants(c, "2026-03-16")
     # cooling: the same people cannot be added to another campaign within 30 days
-    other = c.post("/campaigns", json={"name": "Again", "subject_lines": ["x"], "email_bodies": ["y"]}).json()["data"]["id"]
+    other = c.post("/campaigns", json={"name": "Again", "subject_lines": ["x"], "email_bodies": ["y"]}).json()["data"][
+        "id"
+    ]
     res = c.post(f"/campaigns/{other}/leads", json={"list_id": lst}).json()["data"]
     assert res["added"] == 0 and res["cooling"] + res["skipped"] == added
 
@@ -158,8 +184,14 @@ def test_unsubscribes_land_on_the_blacklist(make_sandbox: Any) -> None:
         gone += [r for r in _all(c, f"/campaigns/{camp['id']}/leads", 200, status="unsubscribed")]
     assert gone
     person = gone[0]
-    r = c.post("/search/people/import", json={
-        "list_name": "Check", "q": f"{person['first_name']} {person['last_name']}", "companies": [person["company"]],
-        "total": 1000, "per_company": 1000,
-    }).json()["data"]
+    r = c.post(
+        "/search/people/import",
+        json={
+            "list_name": "Check",
+            "q": f"{person['first_name']} {person['last_name']}",
+            "companies": [person["company"]],
+            "total": 1000,
+            "per_company": 1000,
+        },
+    ).json()["data"]
     assert r["suppressed"] >= 1  # the unsubscribed address is refused on import

@@ -24,8 +24,11 @@ def test_metrics_by_route_and_status(make_sandbox: Any) -> None:
     httpx.get(sb.base_url + "/account")
     httpx.get(sb.url + "/_sandbox/health")  # the control plane is not counted
     m = sb.metrics()
-    assert m == {"requests": 4, "by_route": {"GET /campaigns": 1, "GET /campaigns/{id}/leads": 2, "GET /account": 1},
-                 "by_status": {"200": 3, "401": 1}}
+    assert m == {
+        "requests": 4,
+        "by_route": {"GET /campaigns": 1, "GET /campaigns/{id}/leads": 2, "GET /account": 1},
+        "by_status": {"200": 3, "401": 1},
+    }
     sb.reset_metrics()
     assert sb.metrics()["requests"] == 0
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
-START = datetime(2026, 3, 10, 15, 0, 0, tzinfo=timezone.utc)
+START = datetime(2026, 3, 10, 15, 0, 0, tzinfo=UTC)
 
 
 def _dates(response: httpx.Response) -> list[str]:
@@ -20,7 +20,12 @@ def _answers(sb: Any) -> list[httpx.Response]:
     rw = next(k["key"] for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
     read = next(k["key"] for k in sb.keys() if k["level"] == "read")
     with httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {rw}"}) as c:
-        out = [c.get("/account"), c.get("/campaigns/not-an-id"), c.get("/nowhere"), c.get("/campaigns", params={"page": 0})]
+        out = [
+            c.get("/account"),
+            c.get("/campaigns/not-an-id"),
+            c.get("/nowhere"),
+            c.get("/campaigns", params={"page": 0}),
+        ]
     out.append(httpx.get(sb.base_url + "/account"))
     out.append(httpx.post(sb.base_url + "/campaigns", json={}, headers={"Authorization": f"Bearer {read}"}))
     out.append(httpx.get(sb.url + "/_sandbox/health"))

@@ -1,4 +1,5 @@
-"""Remaining README decisions: scheduling, PATCH of variants, key levels of reply/mailbox changes, mailbox day roll-over."""
+"""Remaining README decisions: scheduling, PATCH of variants, key levels of reply/mailbox changes,
+mailbox day roll-over."""
 
 from __future__ import annotations
 
@@ -15,16 +16,34 @@ def _client(sb: Any, level: str = "rw") -> httpx.Client:
 def test_scheduled_campaign_waits_for_scheduled_at(make_sandbox: Any) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0)
     c = _client(sb)
-    base = {"name": "Later", "subject_lines": ["s"], "email_bodies": ["b"], "send_window_start": "00:00",
-            "send_window_end": "23:59", "send_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]}
+    base = {
+        "name": "Later",
+        "subject_lines": ["s"],
+        "email_bodies": ["b"],
+        "send_window_start": "00:00",
+        "send_window_end": "23:59",
+        "send_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+    }
     r = c.post("/campaigns", json={**base, "schedule_type": "scheduled"})
     assert r.status_code == 422 and "scheduled_at" in r.json()["errors"]
     assert c.post("/campaigns", json={**base, "campaign_type": "blast"}).status_code == 422
     box = c.get("/email-accounts", params={"active": "true"}).json()["data"][0]["id"]
-    r = c.post("/campaigns", json={**base, "schedule_type": "scheduled", "scheduled_at": "2026-03-13T00:00:00Z",
-                                   "email_account_ids": [box], "campaign_type": "nurture"})
+    r = c.post(
+        "/campaigns",
+        json={
+            **base,
+            "schedule_type": "scheduled",
+            "scheduled_at": "2026-03-13T00:00:00Z",
+            "email_account_ids": [box],
+            "campaign_type": "nurture",
+        },
+    )
     d = r.json()["data"]
-    assert (d["schedule_type"], d["scheduled_at"], d["campaign_type"]) == ("scheduled", "2026-03-13T00:00:00Z", "nurture")
+    assert (d["schedule_type"], d["scheduled_at"], d["campaign_type"]) == (
+        "scheduled",
+        "2026-03-13T00:00:00Z",
+        "nurture",
+    )
     lst = c.post("/search/people/import", json={"list_name": "x", "total": 5}).json()["data"]["list_id"]
     c.post(f"/campaigns/{d['id']}/leads", json={"list_id": lst})
     assert c.post(f"/campaigns/{d['id']}/launch").status_code == 200
@@ -44,7 +63,9 @@ def test_patch_subject_lines_keeps_variant_counts(make_sandbox: Any) -> None:
     assert used > 1  # seed 7 has an A/B test running
     r = c.patch(f"/campaigns/{camp['id']}", json={"subject_lines": ["only one"]})
     assert r.status_code == 422 and "subject_lines" in r.json()["errors"]
-    r = c.patch(f"/campaigns/{camp['id']}", json={"subject_lines": [f"New {i}" for i in range(len(camp["subject_lines"]))]})
+    r = c.patch(
+        f"/campaigns/{camp['id']}", json={"subject_lines": [f"New {i}" for i in range(len(camp["subject_lines"]))]}
+    )
     assert r.status_code == 200
     after = c.get(f"/campaigns/{camp['id']}/stats").json()["data"]
     assert [v["subject"] for v in after["variants"]] == [f"New {i}" for i in range(len(camp["subject_lines"]))]

@@ -15,11 +15,24 @@ from sandbox.server import SandboxServer
 
 # The documented drift (sandbox/README.md, "Drift"), written out here so the test checks the text, not the code.
 CAMPAIGN_STATUS = {"draft": "in_review", "active": "running", "paused": "on_hold", "completed": "archived"}
-RECIPIENT_STATUS = {"pending": "queued", "active": "in_progress", "sent": "delivered", "replied": "engaged",
-                    "bounced": "hard_bounced", "unsubscribed": "opted_out", "completed": "finished"}
+RECIPIENT_STATUS = {
+    "pending": "queued",
+    "active": "in_progress",
+    "sent": "delivered",
+    "replied": "engaged",
+    "bounced": "hard_bounced",
+    "unsubscribed": "opted_out",
+    "completed": "finished",
+}
 PROVIDER = {"google": "google_workspace", "microsoft": "microsoft_365", "smtp": "custom_smtp"}
-NEW_FIELDS = {"account": {"features"}, "campaign": {"priority", "owner"}, "recipient": {"lead_score", "custom_fields"},
-              "stats": {"benchmarks"}, "reply": {"sentiment", "thread_id"}, "mailbox": {"signature_enabled", "tracking_domain"}}
+NEW_FIELDS = {
+    "account": {"features"},
+    "campaign": {"priority", "owner"},
+    "recipient": {"lead_score", "custom_fields"},
+    "stats": {"benchmarks"},
+    "reply": {"sentiment", "thread_id"},
+    "mailbox": {"signature_enabled", "tracking_domain"},
+}
 
 
 def drifts(record_id: str) -> bool:
@@ -61,12 +74,14 @@ def _records(view: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def _pairs(plain: list[dict[str, Any]], drifted: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    for before, after in zip(plain, drifted):
+def _pairs(
+    plain: list[dict[str, Any]], drifted: list[dict[str, Any]]
+) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    for before, after in zip(plain, drifted, strict=True):
         a, b = _records(before), _records(after)
         for kind in a:
             assert len(a[kind]) == len(b[kind]), kind
-            for x, y in zip(a[kind], b[kind]):
+            for x, y in zip(a[kind], b[kind], strict=True):
                 yield kind, x, y
 
 
@@ -84,8 +99,12 @@ def test_new_fields_on_every_record_and_nothing_else_changes(sb: SandboxServer, 
 
 def test_unknown_enum_values_on_a_stable_fifth_of_records(sb: SandboxServer, plain: list[dict[str, Any]]) -> None:
     sb.set_drift(unknown_enums=True)
-    fields = {"campaign": ("status", CAMPAIGN_STATUS.get), "recipient": ("status", RECIPIENT_STATUS.get),
-              "reply": ("reply_type", lambda v: v + "_v2"), "mailbox": ("provider", PROVIDER.get)}
+    fields = {
+        "campaign": ("status", CAMPAIGN_STATUS.get),
+        "recipient": ("status", RECIPIENT_STATUS.get),
+        "reply": ("reply_type", lambda v: v + "_v2"),
+        "mailbox": ("provider", PROVIDER.get),
+    }
     shown: dict[str, set[str]] = {kind: set() for kind in fields}
     count = {"recipient": 0, "drifted": 0}
     for kind, before, after in _pairs(plain, _views(sb)):
@@ -114,7 +133,9 @@ def test_unknown_enum_values_on_a_stable_fifth_of_records(sb: SandboxServer, pla
     assert _views(sb) == again
 
 
-def test_string_numbers_in_stats_totals_current_step_and_daily_limit(sb: SandboxServer, plain: list[dict[str, Any]]) -> None:
+def test_string_numbers_in_stats_totals_current_step_and_daily_limit(
+    sb: SandboxServer, plain: list[dict[str, Any]]
+) -> None:
     sb.set_drift(string_numbers=True)
     for kind, before, after in _pairs(plain, _views(sb)):
         expected = copy.deepcopy(before)
@@ -147,8 +168,11 @@ def test_drift_settings_are_validated(sb: SandboxServer) -> None:
     bad = httpx.post(sb.url + "/_sandbox/drift", json={"new_fields": "yes", "string_number": True})
     assert bad.status_code == 422
     assert set(bad.json()["errors"]) == {"new_fields", "string_number"}
-    assert httpx.get(sb.url + "/_sandbox/drift").json()["data"] == {"new_fields": False, "unknown_enums": False,
-                                                                    "string_numbers": False}
+    assert httpx.get(sb.url + "/_sandbox/drift").json()["data"] == {
+        "new_fields": False,
+        "unknown_enums": False,
+        "string_numbers": False,
+    }
 
 
 def test_drift_reaches_write_responses_too(make_sandbox: Any) -> None:
@@ -169,7 +193,9 @@ def test_ignore_page_answers_page_one_whatever_page_asks(sb: SandboxServer) -> N
     with httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {key}"}) as c:
         campaign = c.get("/campaigns", params={"per_page": 100}).json()["data"][0]["id"]
         paths = {"/campaigns": 2, f"/campaigns/{campaign}/leads": 10, "/replies": 10}
-        normal = {p: [c.get(p, params={"per_page": n, "page": page}).json() for page in (1, 2)] for p, n in paths.items()}
+        normal = {
+            p: [c.get(p, params={"per_page": n, "page": page}).json() for page in (1, 2)] for p, n in paths.items()
+        }
         for first, second in normal.values():
             assert second["meta"]["current_page"] == 2 and second["data"] != first["data"]
         assert sb.set_faults(ignore_page=True)["ignore_page"] is True

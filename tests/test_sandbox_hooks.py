@@ -24,7 +24,7 @@ class Receiver:
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.got.append((dict(self.headers), body))
                 self.send_response(outer.status)
@@ -68,7 +68,14 @@ def _wait(sb: Any, timeout: float = 30) -> list[dict[str, Any]]:
 def test_signed_deliveries_verify(make_sandbox: Any, receiver: Receiver) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0, insecure_hooks=True)
     c, secret = _rw(sb)
-    for event in ("lead.replied", "lead.opened", "lead.bounced", "lead.clicked", "lead.unsubscribed", "campaign.completed"):
+    for event in (
+        "lead.replied",
+        "lead.opened",
+        "lead.bounced",
+        "lead.clicked",
+        "lead.unsubscribed",
+        "campaign.completed",
+    ):
         assert c.post("/hooks", json={"target_url": receiver.url, "event": event}).status_code == 201
     started = time.time()
     sb.advance(3 * 86_400)
@@ -87,12 +94,24 @@ def test_signed_deliveries_verify(make_sandbox: Any, receiver: Receiver) -> None
         assert payload["created_at"].endswith("+00:00") and payload["created_at"].startswith("2026-03-1")
         events.add(payload["event"])
         if payload["event"] == "lead.replied":
-            assert set(payload["data"]) == {"lead_id", "email", "first_name", "company", "campaign_id", "subject", "reply_type", "reply", "body"}
+            assert set(payload["data"]) == {
+                "lead_id",
+                "email",
+                "first_name",
+                "company",
+                "campaign_id",
+                "subject",
+                "reply_type",
+                "reply",
+                "body",
+            }
             assert payload["data"]["body"].startswith(payload["data"]["reply"]) and ">" in payload["data"]["body"]
     assert {"lead.replied", "lead.opened"} <= events
     replied = [json.loads(b) for _, b in receiver.got if json.loads(b)["event"] == "lead.replied"]
     one = replied[0]["data"]
-    leads = c.get(f"/campaigns/{one['campaign_id']}/leads", params={"status": "replied", "per_page": 200}).json()["data"]
+    leads = c.get(f"/campaigns/{one['campaign_id']}/leads", params={"status": "replied", "per_page": 200}).json()[
+        "data"
+    ]
     assert one["lead_id"] in {r["id"] for r in leads}
 
 

@@ -65,7 +65,10 @@ def test_default_two_workspaces_show_exactly_the_data_of_before(make_sandbox: An
 
 def test_more_workspaces_never_change_earlier_ones(make_sandbox: Any) -> None:
     """Workspaces 1-2 are the default's for any N >= 2, before and after advances; workspace k depends on (seed, k)."""
-    three, four = make_sandbox(scale="tiny", rate_limit=0, workspaces=3), make_sandbox(scale="tiny", rate_limit=0, workspaces=4)
+    three, four = (
+        make_sandbox(scale="tiny", rate_limit=0, workspaces=3),
+        make_sandbox(scale="tiny", rate_limit=0, workspaces=4),
+    )
     one = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
     assert digest(three, 2) == BEFORE_WORKSPACES["tiny"][0]
     assert digest(one) == digest(three, 1)  # one workspace: the default's first, at the start
@@ -88,7 +91,9 @@ def test_fifty_workspaces_each_with_its_own_keys_secret_and_data(make_sandbox: A
     assert len({k["key"] for k in keys}) == len(keys) == 2 * 50 + 1
     for i, group in enumerate(groups.values()):
         assert len({k["signing_secret"] for k in group}) == 1
-        expected = Counter({("rw", "admin"): 1, ("read", "admin"): 1}) + Counter({("rw", "former_admin"): 1} if i == 0 else {})
+        expected = Counter({("rw", "admin"): 1, ("read", "admin"): 1}) + Counter(
+            {("rw", "former_admin"): 1} if i == 0 else {}
+        )
         assert Counter((k["level"], k["role"]) for k in group) == expected
 
     first = workspace_view(sb.base_url, _key(groups[next(iter(groups))]))
@@ -97,7 +102,9 @@ def test_fifty_workspaces_each_with_its_own_keys_secret_and_data(make_sandbox: A
         for level in ("rw", "read"):
             with _client(sb, _key(group, level)) as c:
                 account = c.get("/account").json()["data"]
-                assert account["workspace"]["id"] == ws_id and account["workspace"]["name"] == group[0]["workspace_name"]
+                assert (
+                    account["workspace"]["id"] == ws_id and account["workspace"]["name"] == group[0]["workspace_name"]
+                )
         with _client(sb, _key(group)) as c:
             camps = c.get("/campaigns", params={"per_page": 100}).json()["data"]
             campaigns[ws_id] = {x["id"] for x in camps}
@@ -106,7 +113,9 @@ def test_fifty_workspaces_each_with_its_own_keys_secret_and_data(make_sandbox: A
             assert mailboxes and all(m["email"].endswith("@" + domain) for m in mailboxes)
             if i >= 2:  # "one workspace of the scale" = the first workspace's size
                 assert len(camps) == len(first["campaigns"]) == 2
-                assert sum(x["stats"]["total_leads"] for x in camps) == sum(len(v) for v in first["leads"].values()) == 200
+                assert (
+                    sum(x["stats"]["total_leads"] for x in camps) == sum(len(v) for v in first["leads"].values()) == 200
+                )
                 assert len(mailboxes) == len(first["mailboxes"]) == 2
                 assert sorted(x["name"] for x in camps) == sorted(x["name"] for x in first["campaigns"])  # names repeat
     everything = set().union(*campaigns.values())
@@ -167,8 +176,24 @@ def test_five_hundred_tiny_workspaces_start_in_a_minute_under_two_gigabytes() ->
 
 
 def test_outreach_sandbox_command_takes_workspaces() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "flows.cli", "sandbox", "--scale", "tiny", "--workspaces", "3",
-                             "--port", "0", "--rate-limit", "0"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "sandbox",
+            "--scale",
+            "tiny",
+            "--workspaces",
+            "3",
+            "--port",
+            "0",
+            "--rate-limit",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -180,6 +205,7 @@ def test_outreach_sandbox_command_takes_workspaces() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    refused = subprocess.run([sys.executable, "-m", "flows.cli", "sandbox", "--workspaces", "0"], capture_output=True,
-                             text=True, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "sandbox", "--workspaces", "0"], capture_output=True, text=True, timeout=60
+    )
     assert refused.returncode != 0 and "--workspaces" in refused.stderr

@@ -23,13 +23,25 @@ def test_create_defaults_and_validation(env: tuple[Any, httpx.Client]) -> None:
     assert r.status_code == 201
     d = r.json()["data"]
     assert d["status"] == "draft" and d["campaign_type"] == "outbound" and d["schedule_type"] == "immediate"
-    assert d["send_window"] == {"start": "09:00", "end": "17:00", "days": ["mon", "tue", "wed", "thu", "fri"], "timezone": "UTC"}
+    assert d["send_window"] == {
+        "start": "09:00",
+        "end": "17:00",
+        "days": ["mon", "tue", "wed", "thu", "fri"],
+        "timezone": "UTC",
+    }
     assert d["follow_up"] == {"enabled": True, "delay_days": 3, "max": 2} and d["stop_on_reply"] is True
     assert d["stats"] == {"total_leads": 0, "sent": 0, "opened": 0, "clicked": 0, "replied": 0, "bounced": 0}
     bad = {
-        "subject_lines": ["a"] * 6, "email_bodies": [], "timezone": "Mars/Base", "send_days": ["funday"],
-        "send_window_start": "25:00", "delay_between_emails": 29, "follow_up_delay_days": 61, "max_follow_ups": 6,
-        "email_account_ids": ["00000000-0000-4000-8000-000000000000"], "track_opens": "yes",
+        "subject_lines": ["a"] * 6,
+        "email_bodies": [],
+        "timezone": "Mars/Base",
+        "send_days": ["funday"],
+        "send_window_start": "25:00",
+        "delay_between_emails": 29,
+        "follow_up_delay_days": 61,
+        "max_follow_ups": 6,
+        "email_account_ids": ["00000000-0000-4000-8000-000000000000"],
+        "track_opens": "yes",
     }
     r = c.post("/campaigns", json=bad)
     assert r.status_code == 422
@@ -40,7 +52,9 @@ def test_create_defaults_and_validation(env: tuple[Any, httpx.Client]) -> None:
 def test_patch_rules(env: tuple[Any, httpx.Client]) -> None:
     _, c = env
     cid = c.post("/campaigns", json=VALID).json()["data"]["id"]
-    r = c.patch(f"/campaigns/{cid}", json={"name": "Renamed", "subject_lines": ["A", "B"], "send_window_start": "08:00"})
+    r = c.patch(
+        f"/campaigns/{cid}", json={"name": "Renamed", "subject_lines": ["A", "B"], "send_window_start": "08:00"}
+    )
     assert r.status_code == 200
     d = r.json()["data"]
     assert (d["name"], d["subject_lines"], d["send_window"]["start"]) == ("Renamed", ["A", "B"], "08:00")
@@ -111,11 +125,16 @@ def test_search_people_and_import(env: tuple[Any, httpx.Client]) -> None:
     assert "email" not in body["preview"][0]
     assert c.get("/search/people", params={"seniorities[]": ["boss"]}).status_code == 422
     assert c.get("/search/people", params={"titles[]": [f"t{i}" for i in range(13)]}).status_code == 422
-    r = c.post("/search/people/import", json={"list_name": "Founders", "seniorities": ["founder"], "total": 30, "per_company": 1})
+    r = c.post(
+        "/search/people/import",
+        json={"list_name": "Founders", "seniorities": ["founder"], "total": 30, "per_company": 1},
+    )
     d = r.json()["data"]
     assert r.status_code == 201 and d["matched"] == 30
     assert d["matched"] == d["imported"] + d["duplicate"] + d["suppressed"] + d["unsendable"]
-    again = c.post("/search/people/import", json={"list_name": "Again", "seniorities": ["founder"], "total": 30, "per_company": 1}).json()["data"]
+    again = c.post(
+        "/search/people/import", json={"list_name": "Again", "seniorities": ["founder"], "total": 30, "per_company": 1}
+    ).json()["data"]
     assert again["imported"] == 0 and again["duplicate"] == d["imported"]
     assert c.post("/search/people/import", json={"seniorities": ["founder"]}).status_code == 422
     assert c.get("/account").json()["data"]["counts"]["lists"] >= 2
@@ -160,7 +179,10 @@ def test_hooks_subscribe_rules(env: tuple[Any, httpx.Client]) -> None:
     assert r.status_code == 201 and set(r.json()) == {"id", "event", "target"}
     hook_id = r.json()["id"]
     r = c.post("/hooks", json={"target_url": "http://127.0.0.1:9/x", "event": "nope"})
-    assert r.status_code == 422 and set(r.json()["errors"]) == {"target_url", "event"}  # http refused without --insecure-hooks
+    assert r.status_code == 422 and set(r.json()["errors"]) == {
+        "target_url",
+        "event",
+    }  # http refused without --insecure-hooks
     r = c.delete(f"/hooks/{hook_id}")
     assert r.status_code == 200 and set(r.json()) == {"message"}
     assert c.delete(f"/hooks/{hook_id}").status_code == 404

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from datetime import date, timedelta
+from itertools import pairwise
 from typing import Any
 
 import httpx
 import pytest
-
 from test_spec_conformance_support import (
     CAMPAIGN_SHAPE,
     CAMPAIGN_STATUSES,
@@ -241,7 +241,7 @@ def test_stats_shape(client: httpx.Client, campaigns: list[dict[str, Any]]) -> N
             assert_shape(d, DAILY_SHAPE, "stats daily item")
         days = sorted(date.fromisoformat(d["date"]) for d in stats["daily"])
         assert len(days) == 14, f"part 2/8: daily covers the last 14 days, got {len(days)} items"
-        assert all(b - a == timedelta(days=1) for a, b in zip(days, days[1:])), "daily dates are 14 consecutive days"
+        assert all(b - a == timedelta(days=1) for a, b in pairwise(days)), "daily dates are 14 consecutive days"
 
 
 # ---------------------------------------------------------------- replies
@@ -344,8 +344,9 @@ def test_search_people_filters(client: httpx.Client) -> None:
     by_title = ok_data(client.get("/search/people", params=[("titles[]", sample["job_title"])]))
     assert 1 <= by_title["total"] <= everyone["total"]
     assert all(sample["job_title"].lower() in p["job_title"].lower() for p in by_title["preview"])
-    by_company = ok_data(client.get("/search/people", params=[("companies[]", sample["company"]),
-                                                             ("company_mode", "current")]))
+    by_company = ok_data(
+        client.get("/search/people", params=[("companies[]", sample["company"]), ("company_mode", "current")])
+    )
     assert by_company["total"] >= 1 and all(p["company"] == sample["company"] for p in by_company["preview"])
     by_q = ok_data(client.get("/search/people", params={"q": sample["last_name"]}))
     assert by_q["total"] >= 1

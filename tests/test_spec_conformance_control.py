@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-
 from test_spec_conformance_support import (
     advance,
     api,
@@ -28,8 +27,14 @@ FAULTS_OFF: dict[str, Any] = {}
 
 
 def _faults(**overrides: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"error_rate": 0.0, "statuses": [503], "timeout_rate": 0.0, "truncate_rate": 0.0,
-                            "latency_ms": 0, "seed": 1}
+    body: dict[str, Any] = {
+        "error_rate": 0.0,
+        "statuses": [503],
+        "timeout_rate": 0.0,
+        "truncate_rate": 0.0,
+        "latency_ms": 0,
+        "seed": 1,
+    }
     body.update(overrides)
     return body
 

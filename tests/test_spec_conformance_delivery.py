@@ -17,7 +17,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-
 from test_spec_conformance_support import (
     DAYS,
     advance,
@@ -56,7 +55,7 @@ def receiver() -> Iterator[Receiver]:
     state = Receiver(port=0)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+        def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with state.lock:
                 state.deliveries.append(Delivery(self.path, {k.lower(): v for k, v in self.headers.items()}, raw))
@@ -64,7 +63,7 @@ def receiver() -> Iterator[Receiver]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (signature of the base class)
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -80,17 +79,29 @@ def receiver() -> Iterator[Receiver]:
 def _start_sending_campaign(rw: Any, size: int = 200, name: str = "Delivery check") -> str:
     """Create, fill and launch a campaign without follow-ups that sends all day, every day."""
     mailboxes = [m["id"] for m in ok_data(rw.get("/email-accounts", params={"active": "true"}))]
-    campaign = ok_data(rw.post("/campaigns", json=valid_campaign_body(
-        name=name, timezone="UTC", send_days=list(DAYS), send_window_start="00:00", send_window_end="23:59",
-        delay_between_emails=60, follow_up_enabled=False, email_account_ids=mailboxes)), 201)
+    campaign = ok_data(
+        rw.post(
+            "/campaigns",
+            json=valid_campaign_body(
+                name=name,
+                timezone="UTC",
+                send_days=list(DAYS),
+                send_window_start="00:00",
+                send_window_end="23:59",
+                delay_between_emails=60,
+                follow_up_enabled=False,
+                email_account_ids=mailboxes,
+            ),
+        ),
+        201,
+    )
     people = ok_data(rw.post("/search/people/import", json={"list_name": f"{name} list", "total": size}), 201)
     assert ok_data(rw.post(f"/campaigns/{campaign['id']}/leads", json={"list_id": people["list_id"]}))["added"] > 0
     assert ok_data(rw.post(f"/campaigns/{campaign['id']}/launch"))["status"] == "active"
     return str(campaign["id"])
 
 
-def _advance_until(sb: Any, done: Callable[[], bool], step_seconds: int, max_steps: int,
-                   wall_seconds: float) -> None:
+def _advance_until(sb: Any, done: Callable[[], bool], step_seconds: int, max_steps: int, wall_seconds: float) -> None:
     """Advance the clock step by step until ``done()`` or a step/wall-time bound."""
     deadline = time.monotonic() + wall_seconds
     for _ in range(max_steps):
@@ -128,13 +139,19 @@ def test_webhook_delivery(make_sandbox: Callable[..., Any], receiver: Receiver, 
             assert sub.status_code in (200, 201), f"subscribe to a loopback http target: {sub.text[:200]}"
             subs[path] = sub.json()["id"]
         done_path = "/hooks/completed"
-        sub = rw.post("/hooks", json={"target_url": f"http://127.0.0.1:{receiver.port}{done_path}",
-                                      "event": "campaign.completed"})
+        sub = rw.post(
+            "/hooks", json={"target_url": f"http://127.0.0.1:{receiver.port}{done_path}", "event": "campaign.completed"}
+        )
         assert sub.status_code in (200, 201), sub.text[:200]
         short_id = _start_sending_campaign(rw, size=3, name="Short campaign")  # first: imports dedupe people
         _start_sending_campaign(rw)
-        _advance_until(sb, lambda: bool(receiver.on(ok_path)) and bool(receiver.on(done_path)),
-                       step_seconds=6 * 3600, max_steps=120, wall_seconds=20)
+        _advance_until(
+            sb,
+            lambda: bool(receiver.on(ok_path)) and bool(receiver.on(done_path)),
+            step_seconds=6 * 3600,
+            max_steps=120,
+            wall_seconds=20,
+        )
         # Retry timing is not shown (the sandbox README: 0.5/1/2 s of wall time), so wait in wall time.
         deadline = time.monotonic() + 20
         while len(receiver.on(fail_path)) < 15 and time.monotonic() < deadline:

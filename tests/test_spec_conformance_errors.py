@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from test_spec_conformance_support import (
     Key,
     Keys,
@@ -105,8 +104,10 @@ def test_401_on_every_operation(make_sandbox: Callable[..., Any], subtests: Any)
         "invalid": {"Authorization": "Bearer not-a-real-key"},
         "not bearer": {"Authorization": f"Token {rw.headers['Authorization'].split()[-1]}"},
     }
-    clients = {label: httpx.Client(base_url=str(sb.base_url).rstrip("/"), headers=headers, timeout=30)
-               for label, headers in bad_headers.items()}
+    clients = {
+        label: httpx.Client(base_url=str(sb.base_url).rstrip("/"), headers=headers, timeout=30)
+        for label, headers in bad_headers.items()
+    }
     for op in _operations(ids, list_id, hook_id):
         for label, c in clients.items():
             with subtests.test(msg=f"{label} key: {op[0]} {op[1]}"):
@@ -137,7 +138,9 @@ def test_403_on_every_change(make_sandbox: Callable[..., Any], subtests: Any, wh
                     if not op[1].startswith(_LEVEL_UNSTATED):
                         assert resp.status_code == 200, f"`any` reads accept a {which} key: got {resp.status_code}"
                 else:
-                    assert resp.status_code == 403, f"part 5.4: {which} key on a change gives 403, got {resp.status_code}"
+                    assert resp.status_code == 403, (
+                        f"part 5.4: {which} key on a change gives 403, got {resp.status_code}"
+                    )
     with subtests.test(msg="refused changes left no trace"):
         assert ok_data(rw.get("/account"))["counts"] == before_account["counts"]
         after = ok_data(rw.get(f"/campaigns/{ids['campaign']}"))
@@ -183,7 +186,9 @@ def test_404_for_ids_outside_the_workspace(make_sandbox: Callable[..., Any], sub
         for op in ops:
             with subtests.test(msg=f"{op[0]} {op[1]}"):
                 resp = _send(a, op)
-                assert resp.status_code == 404, f"part 5.5: an id outside the workspace gives 404, got {resp.status_code}"
+                assert resp.status_code == 404, (
+                    f"part 5.5: an id outside the workspace gives 404, got {resp.status_code}"
+                )
     with api(sb, keys.b_rw) as b:
         after = ok_data(b.get(f"/campaigns/{c}"))
         assert (after["name"], after["status"]) == (b_campaign_before["name"], b_campaign_before["status"])
@@ -217,8 +222,13 @@ def _validation_cases(campaign_id: str) -> list[tuple[str, str, dict[str, Any] |
         ("bad window start", "POST", cb(send_window_start="25:61"), None, {"send_window_start"}),
         ("bad window end", "POST", cb(send_window_end="5pm"), None, {"send_window_end"}),
         ("mailbox id not a uuid", "POST", cb(email_account_ids=["not-a-uuid"]), None, {"email_account_ids"}),
-        ("two offending fields", "POST", cb(subject_lines=[], max_follow_ups=9), None,
-         {"subject_lines", "max_follow_ups"}),
+        (
+            "two offending fields",
+            "POST",
+            cb(subject_lines=[], max_follow_ups=9),
+            None,
+            {"subject_lines", "max_follow_ups"},
+        ),
         ("patch: no subject lines", "PATCH", {"subject_lines": []}, None, {"subject_lines"}),
         ("patch: 6 bodies", "PATCH", {"email_bodies": ["x"] * 6}, None, {"email_bodies"}),
         ("patch: bad window end", "PATCH", {"send_window_end": "7pm"}, None, {"send_window_end"}),
@@ -227,15 +237,35 @@ def _validation_cases(campaign_id: str) -> list[tuple[str, str, dict[str, Any] |
         ("list: per_page not int", "GET /campaigns", None, {"per_page": "many"}, {"per_page"}),
         ("leads: bad status", f"GET /campaigns/{cid}/leads", None, {"status": "lost"}, {"status"}),
         ("people: 13 titles", "GET /search/people", None, [("titles[]", f"t{i}") for i in range(13)], {"titles"}),
-        ("people: 13 countries", "GET /search/people", None, [("countries[]", f"c{i}") for i in range(13)],
-         {"countries"}),
-        ("people: 13 industries", "GET /search/people", None, [("industries[]", f"i{i}") for i in range(13)],
-         {"industries"}),
-        ("people: 26 companies", "GET /search/people", None, [("companies[]", f"c{i}.io") for i in range(26)],
-         {"companies"}),
+        (
+            "people: 13 countries",
+            "GET /search/people",
+            None,
+            [("countries[]", f"c{i}") for i in range(13)],
+            {"countries"},
+        ),
+        (
+            "people: 13 industries",
+            "GET /search/people",
+            None,
+            [("industries[]", f"i{i}") for i in range(13)],
+            {"industries"},
+        ),
+        (
+            "people: 26 companies",
+            "GET /search/people",
+            None,
+            [("companies[]", f"c{i}.io") for i in range(26)],
+            {"companies"},
+        ),
         ("people: bad seniority", "GET /search/people", None, [("seniorities[]", "boss")], {"seniorities"}),
-        ("people: bad company_mode", "GET /search/people", None, [("companies[]", "acme.io"),
-                                                                   ("company_mode", "sometimes")], {"company_mode"}),
+        (
+            "people: bad company_mode",
+            "GET /search/people",
+            None,
+            [("companies[]", "acme.io"), ("company_mode", "sometimes")],
+            {"company_mode"},
+        ),
         ("people: total not int", "GET /search/people", None, {"total": "lots"}, {"total"}),
         ("companies: bad size", "GET /search/companies", None, [("sizes[]", "2-3")], {"sizes"}),
         ("sample: unknown event", "GET /hooks/sample", None, {"event": "lead.sneezed"}, {"event"}),
@@ -257,7 +287,9 @@ def test_422_names_each_offending_field(make_sandbox: Callable[..., Any], subtes
                     resp = c.patch(f"/campaigns/{cid}", json=body)
                 else:
                     resp = c.get(method.split(" ", 1)[1], params=params)
-                assert error_fields(resp) == fields, f"part 7: one `errors` entry per offending field: {resp.text[:300]}"
+                assert error_fields(resp) == fields, (
+                    f"part 7: one `errors` entry per offending field: {resp.text[:300]}"
+                )
         after = ok_data(c.get(f"/campaigns/{cid}"))
         assert after["subject_lines"] == campaign["subject_lines"], "a refused PATCH changed the campaign"
 
@@ -270,24 +302,52 @@ def test_422_on_body_limits_of_leads_search_import_and_hooks(make_sandbox: Calla
         imported = ok_data(c.post("/search/people/import", json={"list_name": "l", "total": 5}), 201)
         cases: list[tuple[str, str, dict[str, Any], set[str] | None]] = [
             ("leads: no source", f"/campaigns/{cid}/leads", {}, None),
-            ("leads: 1001 lead_ids", f"/campaigns/{cid}/leads", {"lead_ids": [random_uuid() for _ in range(1001)]},
-             {"lead_ids"}),
+            (
+                "leads: 1001 lead_ids",
+                f"/campaigns/{cid}/leads",
+                {"lead_ids": [random_uuid() for _ in range(1001)]},
+                {"lead_ids"},
+            ),
             ("leads: lead_ids not uuids", f"/campaigns/{cid}/leads", {"lead_ids": ["x"]}, {"lead_ids"}),
-            ("leads: both sources", f"/campaigns/{cid}/leads",
-             {"list_id": imported["list_id"], "lead_ids": [random_uuid()]}, None),
+            (
+                "leads: both sources",
+                f"/campaigns/{cid}/leads",
+                {"list_id": imported["list_id"], "lead_ids": [random_uuid()]},
+                None,
+            ),
             ("people import: no list_name", "/search/people/import", {"total": 5}, {"list_name"}),
-            ("people import: 13 titles", "/search/people/import",
-             {"list_name": "x", "titles": [f"t{i}" for i in range(13)]}, {"titles"}),
+            (
+                "people import: 13 titles",
+                "/search/people/import",
+                {"list_name": "x", "titles": [f"t{i}" for i in range(13)]},
+                {"titles"},
+            ),
             ("companies import: no list_name", "/search/companies/import", {"total": 5}, {"list_name"}),
-            ("companies import: bad size", "/search/companies/import", {"list_name": "x", "sizes": ["huge"]},
-             {"sizes"}),
-            ("hook: http target", "/hooks", {"target_url": "http://example.com/h", "event": "lead.replied"},
-             {"target_url"}),
-            ("hook: loopback http without insecure hooks", "/hooks",
-             {"target_url": "http://127.0.0.1:9/h", "event": "lead.replied"}, {"target_url"}),
+            (
+                "companies import: bad size",
+                "/search/companies/import",
+                {"list_name": "x", "sizes": ["huge"]},
+                {"sizes"},
+            ),
+            (
+                "hook: http target",
+                "/hooks",
+                {"target_url": "http://example.com/h", "event": "lead.replied"},
+                {"target_url"},
+            ),
+            (
+                "hook: loopback http without insecure hooks",
+                "/hooks",
+                {"target_url": "http://127.0.0.1:9/h", "event": "lead.replied"},
+                {"target_url"},
+            ),
             ("hook: not a url", "/hooks", {"target_url": "example", "event": "lead.replied"}, {"target_url"}),
-            ("hook: unknown event", "/hooks", {"target_url": "https://example.com/h", "event": "lead.sneezed"},
-             {"event"}),
+            (
+                "hook: unknown event",
+                "/hooks",
+                {"target_url": "https://example.com/h", "event": "lead.sneezed"},
+                {"event"},
+            ),
             ("hook: empty body", "/hooks", {}, {"target_url", "event"}),
         ]
         for label, path, body, fields in cases:

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from test_spec_conformance_support import (
     Keys,
     advance,
@@ -125,8 +124,12 @@ def test_state_decisions(make_sandbox: Callable[..., Any], subtests: Any) -> Non
     rw = api(sb, keys.a_rw)
     with subtests.test(msg="create defaults"):
         c = ok_data(rw.post("/campaigns", json=valid_campaign_body()), 201)
-        assert c["send_window"] == {"start": "09:00", "end": "17:00", "days": ["mon", "tue", "wed", "thu", "fri"],
-                                    "timezone": "UTC"}
+        assert c["send_window"] == {
+            "start": "09:00",
+            "end": "17:00",
+            "days": ["mon", "tue", "wed", "thu", "fri"],
+            "timezone": "UTC",
+        }
         assert c["follow_up"] == {"enabled": True, "delay_days": 3, "max": 2} and c["stop_on_reply"] is True
         assert (c["campaign_type"], c["schedule_type"], c["scheduled_at"]) == ("outbound", "immediate", None)
         assert (c.get("delay_between_emails"), c.get("track_opens"), c.get("email_account_ids")) == (120, True, [])

@@ -32,7 +32,17 @@ EVENT_KEYS = {
     "campaign.completed",
 }
 SENIORITIES = (
-    "owner", "founder", "c_suite", "partner", "vp", "head", "director", "manager", "senior", "entry", "intern",
+    "owner",
+    "founder",
+    "c_suite",
+    "partner",
+    "vp",
+    "head",
+    "director",
+    "manager",
+    "senior",
+    "entry",
+    "intern",
 )
 COMPANY_SIZES = ("1-10", "11-50", "51-200", "201-500", "501-1000", "1001-5000", "5001-10000", "10001+")
 
@@ -224,10 +234,21 @@ STATS_SHAPE: dict[str, Predicate] = {
     "campaign.id": is_uuid,
     "campaign.name": is_str,
     "campaign.status": one_of(*CAMPAIGN_STATUSES),
-    **{f"totals.{k}": is_int for k in (
-        "recipients", "sent", "delivered", "opened", "clicked", "replied", "bounced", "unsubscribed", "pending",
-        "failed",
-    )},
+    **{
+        f"totals.{k}": is_int
+        for k in (
+            "recipients",
+            "sent",
+            "delivered",
+            "opened",
+            "clicked",
+            "replied",
+            "bounced",
+            "unsubscribed",
+            "pending",
+            "failed",
+        )
+    },
     **{f"rates.{k}": is_number for k in ("open", "click", "reply", "bounce", "unsubscribe", "progress")},
     "variants": list_of(lambda v: isinstance(v, dict)),
     "daily": list_of(lambda v: isinstance(v, dict)),
@@ -416,7 +437,9 @@ def body_of(resp: httpx.Response) -> Any:
     try:
         return resp.json()
     except json.JSONDecodeError as exc:
-        raise AssertionError(f"{resp.request.method} {resp.request.url.path}: body is not JSON: {resp.text[:200]!r}") from exc
+        raise AssertionError(
+            f"{resp.request.method} {resp.request.url.path}: body is not JSON: {resp.text[:200]!r}"
+        ) from exc
 
 
 def ok_data(resp: httpx.Response, status: int = 200) -> Any:

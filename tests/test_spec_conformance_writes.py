@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from test_spec_conformance_support import (
     CAMPAIGN_SHAPE,
     COMPANY_IMPORT_SHAPE,
@@ -81,8 +80,12 @@ def test_create_is_a_draft_with_nested_settings(rw: httpx.Client) -> None:
     assert created["status"] == "draft", "part 3: a campaign is always created as a draft"
     assert created["name"] == "Nested settings"
     assert created["subject_lines"] == body["subject_lines"] and created["email_bodies"] == body["email_bodies"]
-    assert created["send_window"] == {"start": "08:30", "end": "17:45", "days": ["mon", "wed", "fri"],
-                                      "timezone": "Europe/Berlin"}
+    assert created["send_window"] == {
+        "start": "08:30",
+        "end": "17:45",
+        "days": ["mon", "wed", "fri"],
+        "timezone": "Europe/Berlin",
+    }
     assert created["follow_up"] == {"enabled": True, "delay_days": 3, "max": 2}
     assert created["stats"]["total_leads"] == 0 and created["stats"]["sent"] == 0
     assert ok_data(rw.get(f"/campaigns/{created['id']}")) == created
@@ -121,14 +124,26 @@ def test_patch_changes_only_the_fields_sent(rw: httpx.Client) -> None:
     patched = ok_data(rw.patch(f"/campaigns/{cid}", json={"name": "After"}))
     assert patched["name"] == "After"
     assert {k: v for k, v in patched.items() if k != "name"} == {k: v for k, v in created.items() if k != "name"}
-    patched = ok_data(rw.patch(f"/campaigns/{cid}", json={"subject_lines": ["New one", "New two"],
-                                                          "send_window_start": "07:15",
-                                                          "send_window_end": "18:05"}))
+    patched = ok_data(
+        rw.patch(
+            f"/campaigns/{cid}",
+            json={"subject_lines": ["New one", "New two"], "send_window_start": "07:15", "send_window_end": "18:05"},
+        )
+    )
     assert patched["subject_lines"] == ["New one", "New two"], "subject_lines replaces the subject lines"
     assert patched["email_bodies"] == created["email_bodies"], "bodies untouched when not sent"
     assert (patched["send_window"]["start"], patched["send_window"]["end"]) == ("07:15", "18:05")
-    patched = ok_data(rw.patch(f"/campaigns/{cid}", json={"email_bodies": ["Only body"], "max_follow_ups": 4,
-                                                          "follow_up_delay_days": 7, "timezone": "Asia/Tokyo"}))
+    patched = ok_data(
+        rw.patch(
+            f"/campaigns/{cid}",
+            json={
+                "email_bodies": ["Only body"],
+                "max_follow_ups": 4,
+                "follow_up_delay_days": 7,
+                "timezone": "Asia/Tokyo",
+            },
+        )
+    )
     assert patched["email_bodies"] == ["Only body"]
     assert patched["follow_up"]["max"] == 4 and patched["follow_up"]["delay_days"] == 7
     assert patched["send_window"]["timezone"] == "Asia/Tokyo"
@@ -173,14 +188,28 @@ def test_launch_refused_with_blockers(rw: httpx.Client) -> None:
 def test_add_leads_then_launch_pause_resume(tiny: Any, rw: httpx.Client) -> None:
     mailboxes = [m["id"] for m in ok_data(rw.get("/email-accounts", params={"active": "true"}))]
     assert mailboxes, "tiny scale needs an active mailbox"
-    campaign = ok_data(rw.post("/campaigns", json=valid_campaign_body(
-        name="Lifecycle", timezone="UTC", send_days=list(DAYS), send_window_start="00:00", send_window_end="23:59",
-        delay_between_emails=3600, follow_up_enabled=False, email_account_ids=mailboxes)), 201)
+    campaign = ok_data(
+        rw.post(
+            "/campaigns",
+            json=valid_campaign_body(
+                name="Lifecycle",
+                timezone="UTC",
+                send_days=list(DAYS),
+                send_window_start="00:00",
+                send_window_end="23:59",
+                delay_between_emails=3600,
+                follow_up_enabled=False,
+                email_account_ids=mailboxes,
+            ),
+        ),
+        201,
+    )
     cid = campaign["id"]
     people = _import_people(rw, "Lifecycle list", 100)
 
-    none_match = ok_data(rw.post(f"/campaigns/{cid}/leads",
-                                 json={"list_id": people["list_id"], "job_title": "zz-no-such-title-zz"}))
+    none_match = ok_data(
+        rw.post(f"/campaigns/{cid}/leads", json={"list_id": people["list_id"], "job_title": "zz-no-such-title-zz"})
+    )
     assert none_match["added"] == 0, "job_title filter applies with list_id"
     added = ok_data(rw.post(f"/campaigns/{cid}/leads", json={"list_id": people["list_id"]}))
     assert set(added) >= {"added", "skipped", "cooling", "total_recipients"}
@@ -223,9 +252,21 @@ def test_add_leads_then_launch_pause_resume(tiny: Any, rw: httpx.Client) -> None
 
 def test_paused_mailboxes_send_nothing(tiny: Any, rw: httpx.Client) -> None:
     mailboxes = [m["id"] for m in ok_data(rw.get("/email-accounts", params={"active": "true"}))]
-    campaign = ok_data(rw.post("/campaigns", json=valid_campaign_body(
-        name="Mailbox pause", timezone="UTC", send_days=list(DAYS), send_window_start="00:00",
-        send_window_end="23:59", delay_between_emails=3600, email_account_ids=mailboxes)), 201)
+    campaign = ok_data(
+        rw.post(
+            "/campaigns",
+            json=valid_campaign_body(
+                name="Mailbox pause",
+                timezone="UTC",
+                send_days=list(DAYS),
+                send_window_start="00:00",
+                send_window_end="23:59",
+                delay_between_emails=3600,
+                email_account_ids=mailboxes,
+            ),
+        ),
+        201,
+    )
     cid = campaign["id"]
     people = _import_people(rw, "Mailbox list", 100)
     assert ok_data(rw.post(f"/campaigns/{cid}/leads", json={"list_id": people["list_id"]}))["added"] > 0
@@ -285,17 +326,26 @@ def test_search_imports(rw: httpx.Client, subtests: Any) -> None:
         assert second["list_id"] != first["list_id"]
         assert second["duplicate"] >= 1, "addresses already in the workspace are refused as duplicates"
     with subtests.test(msg="people import: total defaults to 100"):
-        default = ok_data(rw.post("/search/people/import", json={"list_name": "Default total",
-                                                                 "seniorities": ["manager", "director"]}), 201)
+        default = ok_data(
+            rw.post(
+                "/search/people/import", json={"list_name": "Default total", "seniorities": ["manager", "director"]}
+            ),
+            201,
+        )
         assert_shape(default, PEOPLE_IMPORT_SHAPE, "people import result")
         assert default["imported"] <= 100
     with subtests.test(msg="total is capped by the plan, not refused"):
-        huge = ok_data(rw.post("/search/people/import", json={"list_name": "Huge", "total": 10_000_000,
-                                                              "seniorities": ["c_suite"]}), 201)
+        huge = ok_data(
+            rw.post(
+                "/search/people/import", json={"list_name": "Huge", "total": 10_000_000, "seniorities": ["c_suite"]}
+            ),
+            201,
+        )
         assert 0 < huge["imported"] <= huge["matched"]
     with subtests.test(msg="companies import"):
-        result = ok_data(rw.post("/search/companies/import",
-                                 json={"list_name": "Conformance companies", "total": 7}), 201)
+        result = ok_data(
+            rw.post("/search/companies/import", json={"list_name": "Conformance companies", "total": 7}), 201
+        )
         assert_shape(result, COMPANY_IMPORT_SHAPE, "company import result")
         assert result["list_name"] == "Conformance companies"
         assert 0 < result["imported"] <= 7 and result["matched"] >= result["imported"]
@@ -321,8 +371,9 @@ def test_subscribe_and_unsubscribe_are_not_wrapped(rw: httpx.Client) -> None:
 
 def test_per_company_and_list_filters_reach_the_recipients(rw: httpx.Client) -> None:
     """per_company caps people per company; company/job_title filters apply with list_id ('containing the text')."""
-    people = ok_data(rw.post("/search/people/import", json={"list_name": "One per company", "total": 20,
-                                                            "per_company": 1}), 201)
+    people = ok_data(
+        rw.post("/search/people/import", json={"list_name": "One per company", "total": 20, "per_company": 1}), 201
+    )
     assert 0 < people["imported"] <= 20
     cid = ok_data(rw.post("/campaigns", json=valid_campaign_body(name="Per company")), 201)["id"]
     added = ok_data(rw.post(f"/campaigns/{cid}/leads", json={"list_id": people["list_id"]}))

@@ -58,8 +58,17 @@ def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
     assert_no_duplicates(db)
     assert {w.workspace_id for w in full.workspaces} == {t["workspace_id"] for t in truths}
     # the summary's rows per table cover every contract table, counted as loaded
-    contract = {"workspaces", "campaigns", "campaign_recipients", "campaign_stats", "campaign_variants",
-                "campaign_daily_sends", "replies", "email_accounts", "webhook_event_types"}
+    contract = {
+        "workspaces",
+        "campaigns",
+        "campaign_recipients",
+        "campaign_stats",
+        "campaign_variants",
+        "campaign_daily_sends",
+        "replies",
+        "email_accounts",
+        "webhook_event_types",
+    }
     assert contract <= set(full.rows())
     assert full.rows()["campaign_recipients"] == query(db, "select count(*) from outreach.campaign_recipients")[0][0]
 
@@ -101,7 +110,9 @@ def test_full_quick_idle_full_equal_the_api_and_never_leak_the_key(
 def test_read_only_keys_under_faults_equal_the_api(make_sandbox: Any, tmp_path: Path) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb, level="read")
-    sb.set_faults(error_rate=0.10, statuses=[500, 502, 503, 429], timeout_rate=0.02, truncate_rate=0.03, hang_ms=1500, seed=3)
+    sb.set_faults(
+        error_rate=0.10, statuses=[500, 502, 503, 429], timeout_rate=0.02, truncate_rate=0.03, hang_ms=1500, seed=3
+    )
     report = _sync(sb, tmp_path, "full", keys, request_timeout=0.75)
     sb.set_faults()
     assert sum(w.retries for w in report.workspaces) > 0
@@ -138,11 +149,13 @@ def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(make_sandbox: Any, t
     con.execute(f"attach '{db}' as wh")
     con.execute("use wh")
     con.execute(
-        "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) values ('gone-1', ?, 'c-gone', 'sent')",
+        "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, status) "
+        "values ('gone-1', ?, 'c-gone', 'sent')",
         [ws_a],
     )
     con.execute(
-        "insert into outreach.replies (id, workspace_id, campaign_id, _dlt_load_id, _dlt_id) values ('gone-r', ?, 'c-gone', 'x', 'y')",
+        "insert into outreach.replies (id, workspace_id, campaign_id, _dlt_load_id, _dlt_id) "
+        "values ('gone-r', ?, 'c-gone', 'x', 'y')",
         [ws_a],
     )
     con.close()
@@ -154,7 +167,14 @@ def test_bodies_cap_defer_keep_and_vanished_rows_are_marked(make_sandbox: Any, t
     assert query(db, "select count(*) from outreach.campaign_recipients where deleted_at is not null")[0][0] == 1
     for key in keys:
         truth = api_truth(sb.base_url, key, with_bodies=False)
-        current = {r[0] for r in query(db, "select id from outreach.campaigns where workspace_id = ? and _dlt_valid_to is null", truth["workspace_id"])}
+        current = {
+            r[0]
+            for r in query(
+                db,
+                "select id from outreach.campaigns where workspace_id = ? and _dlt_valid_to is null",
+                truth["workspace_id"],
+            )
+        }
         assert current == set(truth["campaigns"])
 
 
@@ -164,9 +184,22 @@ def test_bad_key_fails_fast_with_one_line_via_the_cli(shared_small_sandbox: Any,
     shared_small_sandbox.reset_metrics()
     started = time.monotonic()
     proc = subprocess.run(
-        [str(exe), "sync", "--api-key", "sk_wrong_key_000", "--base-url", shared_small_sandbox.base_url,
-         "--duckdb", str(tmp_path / "w.duckdb"), "--no-progress"],
-        capture_output=True, text=True, env=env, timeout=30, cwd=tmp_path,
+        [
+            str(exe),
+            "sync",
+            "--api-key",
+            "sk_wrong_key_000",
+            "--base-url",
+            shared_small_sandbox.base_url,
+            "--duckdb",
+            str(tmp_path / "w.duckdb"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        cwd=tmp_path,
     )
     elapsed = time.monotonic() - started
     assert proc.returncode != 0
@@ -192,8 +225,15 @@ def test_same_relative_path_in_two_directories_is_two_warehouses(
     pipelines dir): the second run fills its own warehouse from the API and leaves the first untouched."""
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
-    common = dict(api_keys=keys, base_url=sb.base_url, pipelines_dir=tmp_path / "pipelines",
-                  spool_dir=tmp_path / "no-spool", progress=False, rate_limit_per_minute=0, reply_body_cap=BIG_CAP)
+    common = dict(
+        api_keys=keys,
+        base_url=sb.base_url,
+        pipelines_dir=tmp_path / "pipelines",
+        spool_dir=tmp_path / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=BIG_CAP,
+    )
     for project in ("a", "b"):
         (tmp_path / project).mkdir()
     monkeypatch.chdir(tmp_path / "a")
@@ -220,9 +260,16 @@ def test_another_dlt_destination_by_configuration(
     keys = admin_keys(sb)[:1]
     truth = api_truth(sb.base_url, keys[0])
     for _ in range(2):
-        report = run_sync(mode="full", api_keys=keys, base_url=sb.base_url, pipelines_dir=tmp_path / "p",
-                          spool_dir=tmp_path / "no-spool", progress=False, rate_limit_per_minute=0,
-                          reply_body_cap=BIG_CAP)
+        report = run_sync(
+            mode="full",
+            api_keys=keys,
+            base_url=sb.base_url,
+            pipelines_dir=tmp_path / "p",
+            spool_dir=tmp_path / "no-spool",
+            progress=False,
+            rate_limit_per_minute=0,
+            reply_body_cap=BIG_CAP,
+        )
     assert report.destination == "sqlalchemy"
     con = sqlite3.connect(tmp_path / "w__outreach.db")
     recipient_ids = {r[0] for r in con.execute("select id from campaign_recipients")}

@@ -4,7 +4,7 @@ row's `observed_at`; `synced_at` stays this machine's clock."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,18 @@ def test_history_and_observed_at_follow_the_service_clock_synced_at_the_wall_clo
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)
     db = tmp_path / "outreach.duckdb"
-    common: dict[str, Any] = dict(api_keys=keys, base_url=sb.base_url, duckdb_path=db, pipelines_dir=tmp_path / "p",
-                                  spool_dir=tmp_path / "none", progress=False, rate_limit_per_minute=0)
+    common: dict[str, Any] = dict(
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "none",
+        progress=False,
+        rate_limit_per_minute=0,
+    )
     run_sync(mode="full", **common)
     first = _service_now(sb, keys[0])
-    assert abs(first - datetime.now(timezone.utc)) > timedelta(days=1), "the sandbox clock should differ from ours"
+    assert abs(first - datetime.now(UTC)) > timedelta(days=1), "the sandbox clock should differ from ours"
     assert query(db, "select distinct _dlt_valid_from from outreach.campaigns") == [(first,)]
     assert query(db, "select distinct _dlt_valid_from from outreach.email_accounts") == [(first,)]
 
@@ -42,4 +49,4 @@ def test_history_and_observed_at_follow_the_service_clock_synced_at_the_wall_clo
     assert retired == [(second,)], "a version retires at the service time the change was seen"
     assert query(db, "select distinct observed_at from outreach.workspaces") == [(second,)]
     synced = query(db, "select max(synced_at) from outreach.workspaces")[0][0]
-    assert abs(synced - datetime.now(timezone.utc)) < timedelta(minutes=5)
+    assert abs(synced - datetime.now(UTC)) < timedelta(minutes=5)

@@ -39,13 +39,18 @@ def _variant_columns(db: Path) -> list[tuple[Any, ...]]:
 
 
 def _outside(
-    records: Iterable[Mapping[str, Any]], table: str, field: str, enums: Mapping[str, Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
+    table: str,
+    field: str,
+    enums: Mapping[str, Mapping[str, Any]],
     column: str | None = None,
 ) -> Counter[str]:
     """Counter of "table.column=value" for values of `field` outside the set `enums` gives the column."""
     column = column or field
     allowed = enums[table][column]
-    return Counter(f"{table}.{column}={r[field]}" for r in records if r.get(field) is not None and r[field] not in allowed)
+    return Counter(
+        f"{table}.{column}={r[field]}" for r in records if r.get(field) is not None and r[field] not in allowed
+    )
 
 
 def _numbers(db: Path) -> dict[str, Any]:
@@ -74,8 +79,13 @@ def test_numbers_sent_as_text_from_the_first_sync_are_coerced_and_enum_drift_is_
     db = drifted / "outreach.duckdb"
     assert _numbers(db) == expected
     assert _variant_columns(db) == []
-    types = dict(query(db, "select column_name, data_type from information_schema.columns "
-                           "where table_name = 'campaign_stats' and column_name like 'totals__%'"))
+    types = dict(
+        query(
+            db,
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = 'campaign_stats' and column_name like 'totals__%'",
+        )
+    )
     assert types and set(types.values()) == {"BIGINT"}
 
     ws = report.workspaces[0]
@@ -83,15 +93,21 @@ def test_numbers_sent_as_text_from_the_first_sync_are_coerced_and_enum_drift_is_
     assert ws.coerced["campaign_recipients.current_step"] > 0 and ws.coerced["campaign_stats.totals__sent"] > 0
     assert ws.coerced["email_accounts.daily_send_limit"] > 0 and ws.coerced["campaigns.stats__sent"] > 0
     truth = api_truth(sb.base_url, key, with_bodies=False)  # the drifted API, paged independently
-    assert ws.unknown_values == _outside(truth["recipients"].values(), "campaign_recipients", "status", KNOWN_ENUMS) | \
-        _outside(truth["campaigns"].values(), "campaigns", "status", KNOWN_ENUMS) | \
-        _outside([s["campaign"] for s in truth["stats"].values()], "campaign_stats", "status", KNOWN_ENUMS,
-                 column="campaign_status")
+    assert ws.unknown_values == _outside(
+        truth["recipients"].values(), "campaign_recipients", "status", KNOWN_ENUMS
+    ) | _outside(truth["campaigns"].values(), "campaigns", "status", KNOWN_ENUMS) | _outside(
+        [s["campaign"] for s in truth["stats"].values()],
+        "campaign_stats",
+        "status",
+        KNOWN_ENUMS,
+        column="campaign_status",
+    )
     assert any(k.startswith("campaign_recipients.status=") for k in ws.unknown_values)
-    assert ws.new_values == _outside(truth["replies"].values(), "replies", "reply_type", OPEN_ENUMS) | \
-        _outside(truth["mailboxes"].values(), "email_accounts", "provider", OPEN_ENUMS) | \
-        _outside(truth["campaigns"].values(), "campaigns", "campaign_type", OPEN_ENUMS) | \
-        _outside(truth["campaigns"].values(), "campaigns", "schedule_type", OPEN_ENUMS)
+    assert ws.new_values == _outside(truth["replies"].values(), "replies", "reply_type", OPEN_ENUMS) | _outside(
+        truth["mailboxes"].values(), "email_accounts", "provider", OPEN_ENUMS
+    ) | _outside(truth["campaigns"].values(), "campaigns", "campaign_type", OPEN_ENUMS) | _outside(
+        truth["campaigns"].values(), "campaigns", "schedule_type", OPEN_ENUMS
+    )
     assert any(k.startswith("replies.reply_type=") and k.endswith("_v2") for k in ws.new_values)
     summary = report.summary()
     assert "WARNING enum values the API spec does not name" in summary and "campaign_recipients.status=" in summary
@@ -104,7 +120,9 @@ def test_numbers_sent_as_text_from_the_first_sync_are_coerced_and_enum_drift_is_
     assert _numbers(clean / "outreach.duckdb") == expected
 
 
-def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(make_sandbox: Any, tmp_path: Path) -> None:
+def test_an_api_that_ignores_page_fails_naming_the_endpoint_and_loads_nothing(
+    make_sandbox: Any, tmp_path: Path
+) -> None:
     sb = make_sandbox(scale="small", rate_limit=0)
     key = admin_keys(sb)[0]
     _sync(sb, tmp_path, "full", key)

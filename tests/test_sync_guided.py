@@ -68,7 +68,10 @@ def test_quick_reads_only_changed_pages_and_repairs_or_rereads_what_is_off(
     after = _fingerprints(sb.base_url, key)
     changed = sorted(cid for cid, fp in after.items() if before.get(cid) != fp)
     opened = dict(
-        query(db, "select campaign_id, count(opened_at) from outreach.campaign_recipients group by 1 having count(*) > 200")
+        query(
+            db,
+            "select campaign_id, count(opened_at) from outreach.campaign_recipients group by 1 having count(*) > 200",
+        )
     )
     with_opens = [cid for cid in changed if opened.get(cid, 0) > 0]
     assert with_opens and len(changed) >= 2, "six hours should change campaigns, one of several pages with opens"
@@ -104,12 +107,8 @@ def test_quick_reads_only_changed_pages_and_repairs_or_rereads_what_is_off(
     assert repaired not in stale and reread not in stale
     assert_warehouse_equals_api(db, truth, skip_stale_campaigns=stale, check_is_read=False)
     assert_no_duplicates(db)
-    assert query(db, "select opened_at is not null from outreach.campaign_recipients where id = ?", victim) == [
-        (True,)
-    ]
-    assert query(
-        db, "select count(*) from outreach.campaign_recipients where list_position is null"
-    ) == [(0,)]
+    assert query(db, "select opened_at is not null from outreach.campaign_recipients where id = ?", victim) == [(True,)]
+    assert query(db, "select count(*) from outreach.campaign_recipients where list_position is null") == [(0,)]
 
     # a second round on the now-repaired copy: no campaign needs a whole read, and nothing drifts
     before = _fingerprints(sb.base_url, key)

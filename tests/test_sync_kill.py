@@ -7,8 +7,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
@@ -22,8 +23,22 @@ def _start(sb: Any, keys: list[str], tmp: Path, rate: int) -> subprocess.Popen[b
         SOURCES__OUTREACH__REPLY_BODY_CAP="100000",
         SOURCES__OUTREACH__WORKERS="2",
     )
-    args = [sys.executable, "-m", "pipelines", "--mode", "full", "--base-url", sb.base_url, "--duckdb", str(tmp / "outreach.duckdb"),
-            "--pipelines-dir", str(tmp / "pipelines"), "--spool", str(tmp / "no-spool"), "--no-progress"]
+    args = [
+        sys.executable,
+        "-m",
+        "pipelines",
+        "--mode",
+        "full",
+        "--base-url",
+        sb.base_url,
+        "--duckdb",
+        str(tmp / "outreach.duckdb"),
+        "--pipelines-dir",
+        str(tmp / "pipelines"),
+        "--spool",
+        str(tmp / "no-spool"),
+        "--no-progress",
+    ]
     for key in keys:
         args += ["--api-key", key]
     return subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(tmp))
@@ -36,7 +51,9 @@ def _kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool], timeout
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
             return
-        assert proc.poll() is None, f"sync ended before the kill point: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+        assert proc.poll() is None, (
+            f"sync ended before the kill point: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+        )
         time.sleep(0.005)
     proc.kill()
     raise AssertionError("kill point never reached")
@@ -52,8 +69,17 @@ def _extracting(tmp: Path) -> bool:
 
 
 def _rerun_and_check(sb: Any, keys: list[str], tmp: Path) -> None:
-    run_sync(mode="full", api_keys=keys, base_url=sb.base_url, duckdb_path=tmp / "outreach.duckdb", pipelines_dir=tmp / "pipelines",
-             spool_dir=tmp / "no-spool", progress=False, rate_limit_per_minute=0, reply_body_cap=100_000)
+    run_sync(
+        mode="full",
+        api_keys=keys,
+        base_url=sb.base_url,
+        duckdb_path=tmp / "outreach.duckdb",
+        pipelines_dir=tmp / "pipelines",
+        spool_dir=tmp / "no-spool",
+        progress=False,
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
     db = tmp / "outreach.duckdb"
     for key in keys:
         assert_warehouse_equals_api(db, api_truth(sb.base_url, key))

@@ -21,9 +21,15 @@ def test_paced_sync_uses_the_budget_and_sees_no_429(make_sandbox: Any, tmp_path:
     key = admin_keys(sb)[0]
     sb.reset_metrics()
     report = run_sync(
-        mode="full", api_keys=[key], base_url=sb.base_url, duckdb_path=tmp_path / "w.duckdb",
-        pipelines_dir=tmp_path / "pipelines", spool_dir=tmp_path / "none", progress=False,
-        rate_limit_per_minute=limit, reply_body_cap=100,
+        mode="full",
+        api_keys=[key],
+        base_url=sb.base_url,
+        duckdb_path=tmp_path / "w.duckdb",
+        pipelines_dir=tmp_path / "pipelines",
+        spool_dir=tmp_path / "none",
+        progress=False,
+        rate_limit_per_minute=limit,
+        reply_body_cap=100,
     )
     metrics = sb.metrics()
     requests = metrics["requests"]

@@ -207,7 +207,7 @@ def test_two_syncs_load_into_one_postgres_at_once_without_waiting_or_colliding(
         for i, key in enumerate(keys)
     ]
     outputs = [p.communicate(timeout=240) for p in procs]
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err[-2000:]
         assert "waiting for" not in err, err
     for key in keys:

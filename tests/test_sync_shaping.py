@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pytest
 
 from pipelines.shaping import campaign_fingerprint, recipients_table, stats_rows, workspace_row
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_recipients_drift_lands_without_breaking(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     rows = [
-        ("c1", 0, {"id": "r1", "email": "a@x", "status": "sent", "current_step": 2, "opened_at": "2026-01-01T10:00:00Z"}),
+        (
+            "c1",
+            0,
+            {"id": "r1", "email": "a@x", "status": "sent", "current_step": 2, "opened_at": "2026-01-01T10:00:00Z"},
+        ),
         ("c1", 1, {"id": "r2", "email": "b@x", "status": "snoozed", "current_step": "two", "lead_score": 7}),
         ("c1", 2, {"email": "no-id@x"}),
         ("c2", 0, {"id": "r3", "status": "pending", "opened_at": "not a date", "tags": ["a", "b"]}),
@@ -31,7 +35,7 @@ def test_recipients_drift_lands_without_breaking(caplog: pytest.LogCaptureFixtur
     assert table.column("opened_at__v_text").to_pylist() == [None, None, "not a date"]
     assert table.column("status").to_pylist() == ["sent", "snoozed", "pending"]  # odd enum lands as is
     assert table.schema.field("opened_at").type == pa.timestamp("us", tz="UTC")
-    assert table.column("opened_at").to_pylist()[0] == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+    assert table.column("opened_at").to_pylist()[0] == datetime(2026, 1, 1, 10, tzinfo=UTC)
     assert table.column("lead_score").to_pylist() == [None, 7, None]  # new field -> new column
     assert table.column("tags").to_pylist() == [None, None, '["a", "b"]']
     text = caplog.text
@@ -43,7 +47,10 @@ def test_stats_split_into_three_tables() -> None:
         "campaign": {"id": "c1", "name": "N", "status": "active"},
         "totals": {"sent": 10},
         "rates": {"reply": 1.5},
-        "variants": [{"index": 0, "subject": "s", "sent": 6, "replied": 1, "reply_rate": 16.7}, {"subject": "no index"}],
+        "variants": [
+            {"index": 0, "subject": "s", "sent": 6, "replied": 1, "reply_rate": 16.7},
+            {"subject": "no index"},
+        ],
         "daily": [{"date": "2026-01-01", "sent": 4}, {"sent": 1}],
     }
     head, variants, daily = stats_rows(stats, "c1", "ws1", NOW)
@@ -90,30 +97,52 @@ def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> N
 
     guard = DriftGuard(
         {
-            "email_accounts": {"daily_send_limit": "bigint", "reputation_score": "double", "is_active": "bool",
-                               "warmup__health_score": "double", "display_name": "text"},
+            "email_accounts": {
+                "daily_send_limit": "bigint",
+                "reputation_score": "double",
+                "is_active": "bool",
+                "warmup__health_score": "double",
+                "display_name": "text",
+            },
             "campaigns": {"stats__sent": "bigint", "subject_lines": "json"},
         }
     )
-    mailbox = {"id": "m1", "daily_send_limit": "42", "reputation_score": "97.5", "is_active": "true",
-               "warmup": {"health_score": "n/a"}, "display_name": 12, "provider": "yahoo"}
+    mailbox = {
+        "id": "m1",
+        "daily_send_limit": "42",
+        "reputation_score": "97.5",
+        "is_active": "true",
+        "warmup": {"health_score": "n/a"},
+        "display_name": 12,
+        "provider": "yahoo",
+    }
     guard.row("email_accounts", mailbox)
     assert mailbox["daily_send_limit"] == 42 and mailbox["reputation_score"] == 97.5 and mailbox["is_active"] is True
     assert mailbox["display_name"] == "12" and mailbox["warmup"]["health_score"] == "n/a"
-    campaign = {"id": "c1", "status": "archived", "stats": {"sent": "1e3"}, "subject_lines": ["a"], "campaign_type": "x"}
+    campaign = {
+        "id": "c1",
+        "status": "archived",
+        "stats": {"sent": "1e3"},
+        "subject_lines": ["a"],
+        "campaign_type": "x",
+    }
     guard.row("campaigns", campaign)
     assert campaign["stats"]["sent"] == "1e3"
     reply = {"id": "r1", "reply_type": "meeting_booked"}
     guard.row("replies", reply)
     guard.row("replies", {"id": "r2", "reply_type": "interested"})
     assert guard.counts.coerced == {
-        "email_accounts.daily_send_limit": 1, "email_accounts.reputation_score": 1, "email_accounts.is_active": 1,
+        "email_accounts.daily_send_limit": 1,
+        "email_accounts.reputation_score": 1,
+        "email_accounts.is_active": 1,
         "email_accounts.display_name": 1,
     }
     assert guard.counts.uncoerced == {"email_accounts.warmup__health_score": 1, "campaigns.stats__sent": 1}
     assert guard.counts.unknown_values == {"campaigns.status=archived": 1}
     assert guard.counts.new_values == {
-        "email_accounts.provider=yahoo": 1, "campaigns.campaign_type=x": 1, "replies.reply_type=meeting_booked": 1
+        "email_accounts.provider=yahoo": 1,
+        "campaigns.campaign_type=x": 1,
+        "replies.reply_type=meeting_booked": 1,
     }
 
 

@@ -116,7 +116,9 @@ def assert_no_duplicates(db: Path | str) -> None:
         dups = query(db, f"select {cols}, count(*) from outreach.{table} group by {cols} having count(*) > 1")
         assert not dups, f"{table}: duplicate keys {dups[:3]}"
     for table in ("campaigns", "email_accounts"):
-        dups = query(db, f"select id, count(*) from outreach.{table} where _dlt_valid_to is null group by id having count(*) > 1")
+        dups = query(
+            db, f"select id, count(*) from outreach.{table} where _dlt_valid_to is null group by id having count(*) > 1"
+        )
         assert not dups, f"{table}: several current rows {dups[:3]}"
 
 
@@ -156,8 +158,14 @@ def assert_warehouse_equals_api(
     got = {r[0]: (r[1], r[2], r[3], r[4], _iso(r[5]), _iso(r[6]), _iso(r[7]), _iso(r[8])) for r in rows}
     want = {
         r["id"]: (
-            r["campaign_id"], r["email"], r["status"], r["current_step"], _iso(r["last_sent_at"]),
-            _iso(r["opened_at"]), _iso(r["replied_at"]), _iso(r["bounced_at"]),
+            r["campaign_id"],
+            r["email"],
+            r["status"],
+            r["current_step"],
+            _iso(r["last_sent_at"]),
+            _iso(r["opened_at"]),
+            _iso(r["replied_at"]),
+            _iso(r["bounced_at"]),
         )
         for r in truth["recipients"].values()
     }
@@ -175,14 +183,21 @@ def assert_warehouse_equals_api(
     )
     got_s = {r[0]: r[1:] for r in rows if r[0] not in skip_stale_campaigns}
     want_s = {
-        cid: (s["campaign"]["status"], s["totals"]["sent"], s["totals"]["replied"], s["totals"]["opened"], s["rates"]["reply"])
+        cid: (
+            s["campaign"]["status"],
+            s["totals"]["sent"],
+            s["totals"]["replied"],
+            s["totals"]["opened"],
+            s["rates"]["reply"],
+        )
         for cid, s in truth["stats"].items()
         if cid not in skip_stale_campaigns
     }
     assert got_s == want_s
     rows = query(
         db,
-        "select campaign_id, index, subject, sent, replied from outreach.campaign_variants where workspace_id = ? and deleted_at is null",
+        "select campaign_id, index, subject, sent, replied from outreach.campaign_variants "
+        "where workspace_id = ? and deleted_at is null",
         ws,
     )
     got_v = {(r[0], r[1]): r[2:] for r in rows if r[0] not in skip_stale_campaigns}
@@ -193,7 +208,11 @@ def assert_warehouse_equals_api(
         for v in s["variants"]
     }
     assert got_v == want_v
-    rows = query(db, "select campaign_id, cast(date as varchar), sent from outreach.campaign_daily_sends where workspace_id = ?", ws)
+    rows = query(
+        db,
+        "select campaign_id, cast(date as varchar), sent from outreach.campaign_daily_sends where workspace_id = ?",
+        ws,
+    )
     got_d = {(r[0], r[1]): r[2] for r in rows}
     for cid, s in truth["stats"].items():
         if cid in skip_stale_campaigns:
@@ -203,13 +222,19 @@ def assert_warehouse_equals_api(
     # replies
     rows = query(
         db,
-        "select id, campaign_id, \"from\", reply_type, is_read, received_at, body from outreach.replies "
+        'select id, campaign_id, "from", reply_type, is_read, received_at, body from outreach.replies '
         "where workspace_id = ? and deleted_at is null",
         ws,
     )
     got_r = {r[0]: (r[1], r[2], r[3], r[4] if check_is_read else None, _iso(r[5])) for r in rows}
     want_r = {
-        r["id"]: (r["campaign_id"], r["from"], r["reply_type"], r["is_read"] if check_is_read else None, _iso(r["received_at"]))
+        r["id"]: (
+            r["campaign_id"],
+            r["from"],
+            r["reply_type"],
+            r["is_read"] if check_is_read else None,
+            _iso(r["received_at"]),
+        )
         for r in truth["replies"].values()
     }
     assert got_r == want_r
@@ -224,7 +249,13 @@ def assert_warehouse_equals_api(
         ws,
     )
     want_m = {
-        m["id"]: (m["email"], m["is_active"], m["sent_today"], float(m["reputation_score"]), float(m["warmup"]["health_score"]))
+        m["id"]: (
+            m["email"],
+            m["is_active"],
+            m["sent_today"],
+            float(m["reputation_score"]),
+            float(m["warmup"]["health_score"]),
+        )
         for m in truth["mailboxes"].values()
     }
     assert {r[0]: r[1:] for r in rows} == want_m
