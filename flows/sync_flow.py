@@ -90,6 +90,11 @@ def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
     message = f"workspace {ref}: {exc}"
     if isinstance(exc, (AuthError, ForbiddenError)):
         message += f" ({where_the_key_lives(ref)})"
+    return _retitled(exc, message)
+
+
+def _retitled(exc: OutreachError, message: str) -> OutreachError:
+    """An error of the same type (so retry rules still see it) with ``message``; ours if the type can't take one."""
     try:
         return type(exc)(message)
     except TypeError:
@@ -319,12 +324,7 @@ def sync_workspaces_task(key_refs: list[str], mode: Mode, settings: OutreachSett
     try:
         return run_sync(mode=mode, settings=settings, api_keys=keys, progress=False)
     except OutreachError as exc:
-        message = f"batch [{', '.join(key_refs)}]: {exc}"
-        try:
-            renamed = type(exc)(message)
-        except TypeError:
-            renamed = OutreachError(message)
-        raise renamed from exc
+        raise _retitled(exc, f"batch [{', '.join(key_refs)}]: {exc}") from exc
 
 
 @flow(name="sync-batch", flow_run_name="sync-batch-{mode}", persist_result=False, validate_parameters=True)
@@ -422,10 +422,11 @@ def sync_all(
     for ref in refs:
         parse_key_ref(ref)
     settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
-    destination = stages.warehouse(settings).label
+    target = stages.warehouse(settings)
+    destination = target.label
     params: dict[str, Any] = dict(
         mode=mode,
-        duckdb_path=str(stages.warehouse(settings).duckdb_path) if stages.warehouse(settings).is_duckdb else None,
+        duckdb_path=str(target.duckdb_path) if target.is_duckdb else None,
         base_url=base_url,
         rate_limit_per_minute=rate_limit_per_minute,
         reply_body_cap=reply_body_cap,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from test_sync_support import admin_keys, query
+from test_sync_support import admin_keys, query, sandbox_sync_args
 
 from pipelines.run import run_sync
 
@@ -26,15 +26,7 @@ def test_history_and_observed_at_follow_the_service_clock_synced_at_the_wall_clo
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)
     db = tmp_path / "outreach.duckdb"
-    common: dict[str, Any] = dict(
-        api_keys=keys,
-        base_url=sb.base_url,
-        duckdb_path=db,
-        pipelines_dir=tmp_path / "p",
-        spool_dir=tmp_path / "none",
-        progress=False,
-        rate_limit_per_minute=0,
-    )
+    common = sandbox_sync_args(sb, keys, db, tmp_path)
     run_sync(mode="full", **common)
     first = _service_now(sb, keys[0])
     assert abs(first - datetime.now(UTC)) > timedelta(days=1), "the sandbox clock should differ from ours"

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
+from test_sync_support import (
+    admin_keys,
+    api_truth,
+    assert_no_duplicates,
+    assert_warehouse_equals_api,
+    query,
+    sandbox_sync_args,
+)
 
 from pipelines.errors import WarehouseError
 from pipelines.failure import WarehouseUnavailable
@@ -126,16 +133,7 @@ def test_a_reader_holding_the_warehouse_fails_the_sync_before_any_request_and_lo
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
     db = tmp_path / "outreach.duckdb"
-    common: dict[str, Any] = dict(
-        api_keys=keys,
-        base_url=sb.base_url,
-        duckdb_path=db,
-        pipelines_dir=tmp_path / "p",
-        spool_dir=tmp_path / "none",
-        progress=False,
-        rate_limit_per_minute=0,
-        reply_body_cap=100_000,
-    )
+    common = sandbox_sync_args(sb, keys, db, tmp_path, reply_body_cap=100_000)
     run_sync(mode="full", **common)
     bodies = dict(query(db, "select id, body from outreach.replies"))
     assert bodies and all(body is not None for body in bodies.values())
@@ -196,17 +194,7 @@ def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_
     line = str(plan.error)
     assert "\n" not in line and str(reader.pid) in line and "resumes on the next run" in line, line
 
-    run_sync(
-        mode="quick",
-        api_keys=keys,
-        base_url=sb.base_url,
-        duckdb_path=db,
-        pipelines_dir=tmp_path / "p",
-        spool_dir=tmp_path / "none",
-        progress=False,
-        rate_limit_per_minute=0,
-        reply_body_cap=100_000,
-    )
+    run_sync(mode="quick", **sandbox_sync_args(sb, keys, db, tmp_path, reply_body_cap=100_000))
     assert_warehouse_equals_api(db, api_truth(sb.base_url, keys[0]))
     assert_no_duplicates(db)
     # the failed run's record, refused with the load, was written by the next run with its one-line reason;

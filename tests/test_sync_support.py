@@ -35,6 +35,20 @@ def admin_keys(sandbox: Any, level: str = "rw") -> list[str]:
 _BODIES: dict[tuple[str, str], Any] = {}
 
 
+def sandbox_sync_args(sandbox: Any, keys: list[str], db: Path, tmp_path: Path, **overrides: Any) -> dict[str, Any]:
+    """`run_sync`'s keyword arguments against a loopback sandbox: no pacing, no spool, no progress display."""
+    return {
+        "api_keys": keys,
+        "base_url": sandbox.base_url,
+        "duckdb_path": db,
+        "pipelines_dir": tmp_path / "p",
+        "spool_dir": tmp_path / "none",
+        "progress": False,
+        "rate_limit_per_minute": 0,
+        **overrides,
+    }
+
+
 def _get_all(http: httpx.Client, path: str, per_page: int) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     page = 1
