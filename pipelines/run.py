@@ -228,7 +228,7 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
 
 
 def new_run_id() -> str:
-    """A run's id: sortable by start time, unique across processes and machines."""
+    """A run's id: sortable by start time to the second (runs within one second tie), unique across machines."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
 
 
