@@ -8,8 +8,11 @@ decimals, half away from zero like DuckDB's ``round``).
 
 from __future__ import annotations
 
+import functools
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
+import duckdb
 import pandas as pd
 
 from dashboard.data import Features
@@ -28,8 +31,20 @@ Z95 = 1.959964
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
+@functools.cache
+def _duckdb_rounds_exact_binary() -> bool:
+    """Whether this DuckDB rounds a double's exact binary value (2.0 and later: 2.675 is 2.67499..., so 2.67)
+    or scales it by 100 first (1.x: 2.68). The reporting tables were rounded by this same DuckDB."""
+    row = duckdb.execute("select round(2.675::double, 2)").fetchone()
+    return row is not None and row[0] == 2.67
+
+
 def round2(value: float) -> float:
-    """Round to 2 decimals, half away from zero (DuckDB's ``round`` of the models)."""
+    """Round to 2 decimals, half away from zero, exactly as the installed DuckDB's ``round`` rounds the models."""
+    if not math.isfinite(value):
+        return value
+    if _duckdb_rounds_exact_binary():
+        return float(Decimal(value).quantize(Decimal("0.01"), ROUND_HALF_UP))
     return math.copysign(math.floor(abs(value) * 100 + 0.5) / 100, value)
 
 
