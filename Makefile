@@ -3,19 +3,32 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# What setup, test and CI install: exact versions, made by pip-compile from pyproject.toml's ranges (`make upgrade`)
+LOCK := requirements.lock
+PIP_VERSION := 26.3
+# Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 3 keep 2 cores busy.
+# One file runs on one worker (loadfile): a file's tests share its servers and ports.
+TEST_WORKERS ?= 3
 # `make lint`: ruff (check, format) over the whole tree, tests included; mypy --strict over pyproject's `files`
 # (all the Python but tests/). Name folders here to check fewer.
 LINT_PATHS :=
 
-.PHONY: setup system-deps lint test demo bench clean
+.PHONY: setup system-deps lint test demo bench upgrade clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet 'pip==$(PIP_VERSION)'
+	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
+
+# New releases within pyproject.toml's ranges into the lock, then the whole suite on them
+upgrade: setup
+	$(BIN)/pip-compile --quiet --upgrade --extra dev --strip-extras --no-emit-index-url --no-emit-find-links \
+		-o $(LOCK) pyproject.toml
+	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev]'
+	$(MAKE) test
 
 # PostgreSQL server binaries, Chromium and Node for the tests (apt-get when missing; never skipped)
 system-deps:
@@ -26,7 +39,7 @@ lint: setup
 	devtools/lint.sh $(LINT_PATHS)
 
 test: setup system-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 demo: setup
 	$(BIN)/outreach demo

@@ -2,13 +2,15 @@
 virtual environments, and DuckDB's Node binding (`@duckdb/node-api`, the family Evidence uses).
 
 Each reader opens a database file read-only and reports a census: every table (catalog-less
-``schema.table``) with its row count. Environments are cached under ``.cache/readers/`` in the
-repository (git-ignored), so only the first run installs them.
+``schema.table``) with its row count. Environments are cached outside the clone, under
+``$OUTREACH_CACHE_DIR`` (default ``$XDG_CACHE_HOME/outreach-elt`` or ``~/.cache/outreach-elt``), in
+folders named by what they install, so a fresh clone (CI) on the same machine installs nothing again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -16,12 +18,21 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "readers"
+
+
+def _cache_root() -> Path:
+    explicit = os.environ.get("OUTREACH_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "outreach-elt"
+
+
+CACHE = _cache_root() / "readers"
 
 #: Python duckdb releases that BI tools still ship (Metabase's driver, pinned CLIs and notebooks)
 OLD_PYTHON_DUCKDB = ("1.1.3", "1.4.1")
-NODE_PACKAGE = "@duckdb/node-api"
+#: pinned, so the cached folder (named by it) always holds what the name says
+NODE_PACKAGE = "@duckdb/node-api@1.5.6-r.1"
 
 _PY_CENSUS = textwrap.dedent(
     """
@@ -86,7 +97,7 @@ def _run(argv: list[str], cwd: Path | None = None) -> None:
 
 def python_reader(version: str) -> Reader:
     """`duckdb==version` in its own cached virtual environment."""
-    env = CACHE / f"duckdb-{version}"
+    env = CACHE / f"py{sys.version_info.major}.{sys.version_info.minor}-duckdb-{version}"
     python = env / "bin" / "python"
     stamp = env / ".installed"
     if not stamp.exists():
@@ -114,7 +125,7 @@ def node_reader() -> Reader:
         raise ReaderUnavailable(
             "node and npm are needed for the Node reader: run `make test` (devtools/system-deps.sh)"
         )
-    folder = CACHE / "node"
+    folder = CACHE / ("node-" + NODE_PACKAGE.replace("/", "-").replace("@", ""))
     stamp = folder / ".installed"
     if not stamp.exists():
         shutil.rmtree(folder, ignore_errors=True)
