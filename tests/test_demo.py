@@ -9,7 +9,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 
-def _prefect_servers() -> set[int]:
-    """Pids of the Prefect API servers running now that an `outreach` command started (their PREFECT_HOME
-    is a temporary `outreach-prefect-*`): not the test session's own server, nor any other on the machine."""
+def _prefect_servers(tmp: Path) -> set[int]:
+    """Pids of the Prefect API servers running now that an `outreach` command given TMPDIR=tmp started (their
+    PREFECT_HOME is a temporary `outreach-prefect-*` there): not the session's own, nor another test's or user's."""
     pids = set()
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmdline = " ".join(proc.info.get("cmdline") or [])
@@ -37,13 +36,13 @@ def _prefect_servers() -> set[int]:
             home = proc.environ().get("PREFECT_HOME", "")
         except (psutil.AccessDenied, psutil.NoSuchProcess):
             continue
-        if Path(home).name.startswith("outreach-prefect-"):
+        if Path(home).parent == tmp and Path(home).name.startswith("outreach-prefect-"):
             pids.add(proc.info["pid"])
     return pids
 
 
-def _temp_homes() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("outreach-prefect-*")}
+def _temp_homes(tmp: Path) -> set[str]:
+    return {p.name for p in tmp.glob("outreach-prefect-*")}
 
 
 def _user_env() -> dict[str, str]:
@@ -55,8 +54,7 @@ def _user_env() -> dict[str, str]:
 class DemoRun:
     cwd: Path
     done: subprocess.CompletedProcess[str]
-    servers_before: set[int]
-    homes_before: set[str]
+    tmp: Path  # the demo's TMPDIR, where its temporary Prefect home goes
 
     @property
     def warehouse(self) -> Path:
@@ -67,17 +65,17 @@ class DemoRun:
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """`outreach demo --scale tiny` once, in a fresh directory, with the default warehouse path."""
     cwd = tmp_path_factory.mktemp("demo")
-    servers_before, homes_before = _prefect_servers(), _temp_homes()
+    tmp = tmp_path_factory.mktemp("demo-tmp")
     done = subprocess.run(
         [OUTREACH, "demo", "--scale", "tiny"],
         cwd=cwd,
-        env=_user_env(),
+        env={**_user_env(), "TMPDIR": str(tmp)},
         capture_output=True,
         text=True,
         check=False,
         timeout=300,
     )
-    return DemoRun(cwd, done, servers_before, homes_before)
+    return DemoRun(cwd, done, tmp)
 
 
 def _workspaces(warehouse: Path) -> set[str]:
@@ -123,8 +121,8 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
     bi = demo_run.warehouse.with_name("outreach_bi.duckdb")
     with duckdb.connect(str(bi), read_only=True) as con:
         assert con.execute("select count(*) from reporting.campaign_performance").fetchone()[0] > 0
-    assert _prefect_servers() <= demo_run.servers_before, "the demo left its Prefect server running"
-    assert _temp_homes() <= demo_run.homes_before, "the demo left its temporary Prefect home behind"
+    assert not _prefect_servers(demo_run.tmp), "the demo left its Prefect server running"
+    assert not _temp_homes(demo_run.tmp), "the demo left its temporary Prefect home behind"
 
 
 def test_demo_marks_its_warehouse_with_the_sandbox_workspaces(demo_run: DemoRun) -> None:

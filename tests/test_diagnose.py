@@ -164,7 +164,8 @@ def public_dir() -> Iterator[Path]:
     """A directory another user can reach (pytest's tmp_path sits under a root-only directory)."""
     import tempfile
 
-    path = Path(tempfile.mkdtemp(prefix="outreach-diag-"))
+    # /tmp itself, not tempfile's cached default: a test that ran first may have pointed that at its own tmp_path
+    path = Path(tempfile.mkdtemp(prefix="outreach-diag-", dir="/tmp"))
     path.chmod(0o755)
     yield path
     shutil.rmtree(path, ignore_errors=True)

@@ -9,7 +9,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from datetime import UTC, datetime
@@ -25,8 +24,8 @@ OUTREACH = str(Path(sys.executable).with_name("outreach"))
 WHEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
 
 
-def _temp_homes() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("outreach-prefect-*")}
+def _temp_homes(tmp: Path) -> set[str]:
+    return {p.name for p in tmp.glob("outreach-prefect-*")}
 
 
 def _project_dir(tmp_path: Path, sandbox: Any) -> tuple[Path, list[dict[str, Any]]]:
@@ -100,7 +99,9 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     home, keys = _project_dir(tmp_path, sandbox)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SOURCES__", "DESTINATION__"))}
     env["PREFECT_HOME"] = str(tmp_path / "prefect-home")  # the user's own home; the server gets a temporary one
-    homes_before = _temp_homes()
+    tmp = tmp_path / "tmp"  # serve's TMPDIR: its temporary Prefect home goes here, apart from other tests'
+    tmp.mkdir()
+    env["TMPDIR"] = str(tmp)
     # flows/README.md's block, as written (``.venv/bin/`` is this interpreter's bin directory)
     command = shlex.split(as_run_here(doc_block("flows/README.md", "serve"), Path(OUTREACH).parent), comments=True)
     assert command == [OUTREACH, "serve"], command
@@ -165,4 +166,4 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
         if c.laddr and c.laddr.port == server_port and c.status == psutil.CONN_LISTEN
     ]
     assert not listening, "the temporary Prefect server still listens after outreach serve stopped"
-    assert _temp_homes() <= homes_before, "outreach serve left its temporary Prefect home behind"
+    assert not _temp_homes(tmp), "outreach serve left its temporary Prefect home behind"
