@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-
 def _cache_root() -> Path:
     explicit = os.environ.get("OUTREACH_CACHE_DIR")
     if explicit:
