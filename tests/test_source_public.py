@@ -1,0 +1,163 @@
+"""`from pipelines import outreach`: the dlt source a dlt user runs into their own pipeline.
+
+Against a real sandbox over loopback, into a real DuckDB file and real parquet files: the README's block
+as written, then the rows against what our own sync (`run_sync`) loads for the same workspace, a second
+run that reads only what changed, a failure that advances nothing, and the key nowhere on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import dlt
+import duckdb
+import pytest
+from doc_blocks import as_run_here, doc_block
+from test_sync_support import admin_keys, sandbox_sync_args
+
+from pipelines import outreach
+from pipelines.run import run_sync
+
+BIN = Path(sys.executable).parent
+SERVICE_URL = "https://<your-service>/api/v1"
+REQUESTS_LINE = re.compile(r"^outreach: workspace .*, (quick|full) sync: (\d+) requests, (\d+) rows$", re.MULTILINE)
+#: columns whose values are the run's own clock (when it ran, what the service's clock said): they differ
+#: between two runs that load the same data
+RUN_CLOCK = {
+    "synced_at",
+    "observed_at",
+    "body_fetched_at",
+    "_dlt_valid_from",
+    "_dlt_valid_to",
+    "_dlt_load_id",
+    "_dlt_id",
+}
+TABLES = (
+    "workspaces", "workspace_history", "campaigns", "email_accounts", "webhook_event_types", "campaign_stats",
+    "campaign_variants", "campaign_daily_sends", "campaign_recipients", "replies",
+)  # fmt: skip
+
+
+@pytest.fixture
+def user_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A dlt user's environment: none of our settings, dlt's home in the test's directory, pacing off (the
+    sandbox does not limit). Set for in-process pipelines too, restored afterwards."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__", "DLT_"))}
+    env.update(DLT_DATA_DIR=str(tmp_path / "dlt"), SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0")
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    yield env
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_readme_block_runs_into_duckdb_and_parquet_and_the_second_run_is_incremental(
+    make_sandbox: Callable[..., Any], tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb, level="read")[0]
+    script = as_run_here(doc_block("pipelines/README.md", "dlt-source"), BIN, {SERVICE_URL: sb.base_url, "<key>": key})
+    sb.reset_metrics()
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=user_env, capture_output=True, text=True, timeout=300
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+
+    runs = [(mode, int(requests), int(rows)) for mode, requests, rows in REQUESTS_LINE.findall(output)]
+    assert [mode for mode, _, _ in runs] == ["quick"] * 4, output[-4000:]
+    # the logged counts are the service's: the sandbox counted exactly these requests
+    assert sum(requests for _, requests, _ in runs) == sb.metrics()["requests"]
+    for first, second in (runs[0:2], runs[2:4]):  # duckdb, then parquet
+        assert first[1] >= 40 and second[1] <= 5, runs  # tiny: 58 requests, then 4 (nothing changed)
+        assert first[2] > 250 and second[2] < 10, runs
+    assert key not in output
+
+    with duckdb.connect(str(tmp_path / "outreach_duckdb.duckdb"), read_only=True) as con:
+        recipients = con.execute("select count(*) from outreach.campaign_recipients").fetchone()
+        loads = con.execute("select count(*) from outreach._dlt_loads where status = 0").fetchone()
+    assert recipients is not None and recipients[0] == 200 and loads == (2,)
+    parquet = tmp_path / "data" / "files" / "outreach" / "campaign_recipients"
+    files = sorted(parquet.glob("*.parquet"))
+    assert len(files) == 1  # the second run read no recipient: no second file
+    with duckdb.connect() as con:
+        assert con.execute(f"select count(*) from read_parquet('{files[0]}')").fetchone() == (200,)
+
+
+def _rows(con: duckdb.DuckDBPyConnection, relation: str) -> set[tuple[Any, ...]]:
+    """A table's rows without the run's clock columns, as a set of (column, value) tuples."""
+    columns = [c[0] for c in con.execute(f"select * from {relation} limit 0").description]
+    kept = sorted(c for c in columns if c not in RUN_CLOCK)
+    return {
+        tuple(zip(kept, row, strict=True))
+        for row in con.execute(f"select {', '.join(map(_quoted, kept))} from {relation}").fetchall()
+    }
+
+
+def _quoted(column: str) -> str:
+    return '"' + column.replace('"', '""') + '"'
+
+
+def _current(table: str) -> str:
+    """Current versions only, where the table keeps history (scd2)."""
+    return " where _dlt_valid_to is null" if table in ("campaigns", "email_accounts", "workspace_history") else ""
+
+
+def test_rows_equal_what_our_sync_loads_in_duckdb_and_parquet_and_later_runs_read_only_changes(
+    make_sandbox: Callable[..., Any], tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb, level="read")[0]
+    ours = tmp_path / "ours.duckdb"
+    os.environ["SOURCES__OUTREACH__API_KEY"] = key
+    os.environ["SOURCES__OUTREACH__BASE_URL"] = sb.base_url
+    os.environ["DESTINATION__FILESYSTEM__BUCKET_URL"] = str(tmp_path / "files")
+    home = str(tmp_path / "dlt")
+    into = dlt.destinations.duckdb(str(tmp_path / "user.duckdb"))
+    users = dlt.pipeline("user_duckdb", destination=into, dataset_name="raw", pipelines_dir=home)
+    files = dlt.pipeline("user_files", destination="filesystem", dataset_name="raw", pipelines_dir=home)
+
+    def sync_all() -> list[int]:
+        """Our sync, then the user's source into duckdb and parquet: the requests of each."""
+        counts = []
+        sb.reset_metrics()
+        run_sync(**sandbox_sync_args(sb, [key], ours, tmp_path))
+        counts.append(sb.metrics()["requests"])
+        for pipeline in (users, files):
+            sb.reset_metrics()
+            pipeline.run(outreach(), loader_file_format="parquet")
+            counts.append(sb.metrics()["requests"])
+        return counts
+
+    first = sync_all()
+    assert first[1] == first[2] and first[1] >= 40
+    with duckdb.connect(str(ours), read_only=True) as con, duckdb.connect(str(tmp_path / "user.duckdb")) as user:
+        for table in TABLES:
+            expected = _rows(con, f"ours.outreach.{table}{_current(table)}")
+            assert expected, table
+            assert _rows(user, f"raw.{table}{_current(table)}") == expected, table
+            parquet = str(tmp_path / "files" / "raw" / table / "*.parquet")
+            assert _rows(user, f"read_parquet('{parquet}')") == expected, table
+
+    # nothing changed: the user's second run costs what our idle quick sync costs
+    idle = sync_all()
+    assert idle[1] == idle[2] == idle[0] <= 5, idle
+
+    # an hour of the service's life: sends, opens, replies. Quick runs read what changed and agree again
+    # (ours reads only the pages that changed; a user's reads a changed campaign whole)
+    sb.advance(3600)
+    later = sync_all()
+    assert later[1] < first[1] or later[1] <= 2 * later[0], (first, later)
+    with duckdb.connect(str(ours), read_only=True) as con, duckdb.connect(str(tmp_path / "user.duckdb")) as user:
+        for table in TABLES:
+            assert _rows(user, f"raw.{table}{_current(table)}") == _rows(
+                con, f"ours.outreach.{table}{_current(table)}"
+            ), table
+    assert key not in "".join(p.read_text(errors="replace") for p in (tmp_path / "dlt").rglob("*") if p.is_file())
