@@ -139,6 +139,7 @@ def test_rows_equal_what_our_sync_loads_in_duckdb_and_parquet_and_later_runs_rea
     first = sync_all()
     assert first[1] == first[2] and first[1] >= 40
     with duckdb.connect(str(ours), read_only=True) as con, duckdb.connect(str(tmp_path / "user.duckdb")) as user:
+        before = {t: _rows(con, f"ours.outreach.{t}{_current(t)}") for t in ("campaign_recipients", "replies")}
         for table in TABLES:
             expected = _rows(con, f"ours.outreach.{table}{_current(table)}")
             assert expected, table
@@ -154,8 +155,10 @@ def test_rows_equal_what_our_sync_loads_in_duckdb_and_parquet_and_later_runs_rea
     # (ours reads only the pages that changed; a user's reads a changed campaign whole)
     sb.advance(3600)
     later = sync_all()
-    assert later[1] < first[1] or later[1] <= 2 * later[0], (first, later)
+    assert later[1] < first[1] // 2, (first, later)  # tiny, measured: 58, then 9 for ours and the user's
     with duckdb.connect(str(ours), read_only=True) as con, duckdb.connect(str(tmp_path / "user.duckdb")) as user:
+        for table, rows in before.items():  # the hour changed both: the comparison below sees new data
+            assert _rows(con, f"ours.outreach.{table}") != rows, table
         for table in TABLES:
             assert _rows(user, f"raw.{table}{_current(table)}") == _rows(
                 con, f"ours.outreach.{table}{_current(table)}"
