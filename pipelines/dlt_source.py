@@ -12,9 +12,10 @@ pipeline's own dlt source state instead, so it needs nothing of ours in the dest
 
 * ``fingerprints`` (campaign id -> fingerprint): quick mode reads stats and recipients only of changed
   campaigns; stored once both `campaign_stats` and `campaign_recipients` extracted everything;
-* ``reply_cursor`` (newest `received_at` loaded), ``deferred_replies`` (replies still without a body) and
+* ``reply_cursor`` (newest `received_at` loaded), ``deferred_replies`` (replies still without a body),
   ``reply_bodies``: the bodies of the replies a quick run re-reads (those within `reply_lookback_s` below
-  the cursor), so a re-read list item never wipes a body;
+  the cursor), so a re-read list item never wipes a body, and ``bodied_replies``: the ids of the others
+  loaded with a body, whose rows a full run leaves as loaded (it has no body to write into them);
 * ``event_types_loaded``.
 
 dlt commits the state with the load package only when the whole extraction succeeded. A workspace whose
@@ -122,8 +123,9 @@ class StateReader:
     def __init__(self, lookback_s: int) -> None:
         self.lookback = timedelta(seconds=lookback_s)
         self._state: dict[str, Any] = {}
-        self._before: dict[str, dict[str, Any]] = {}  # workspace -> its state as this run found it
         self._seen: dict[str, dict[str, tuple[Any, Any, Any]]] = {}  # emitted replies: (body, fetched, received)
+        self._listed: dict[str, set[str]] = {}  # every reply row extracted, emitted or not
+        self._kept: dict[str, set[str]] = {}  # replies whose loaded row (and body) stands this run
         self._lock = threading.Lock()
 
     def bind(self, state: dict[str, Any]) -> None:
@@ -134,8 +136,6 @@ class StateReader:
         """The workspace's part of the source state (created empty on a first run)."""
         with self._lock:
             entry: dict[str, Any] = self._state.setdefault("workspaces", {}).setdefault(workspace_id, {})
-            if workspace_id not in self._before:
-                self._before[workspace_id] = {k: v for k, v in entry.items()}
             return entry
 
     # -- what planning reads (the `pipelines.batch.Reads` of our warehouse) ---------------------------
@@ -169,39 +169,50 @@ class StateReader:
         return {}
 
     def stored_bodies(self, workspace_id: str, reply_ids: Sequence[str]) -> dict[str, KnownBody]:
-        bodies: dict[str, Any] = self.workspace(workspace_id).get("reply_bodies") or {}
+        """Bodies of the re-read window from the state. A reply loaded with its body outside the window (only
+        a full run lists that far) gets a placeholder instead, so it is not fetched again, and `keep_reply`
+        drops its row: the loaded row keeps its body."""
+        entry = self.workspace(workspace_id)
+        bodies: dict[str, Any] = entry.get("reply_bodies") or {}
+        loaded = set(entry.get("bodied_replies") or ())
         out = {}
-        for rid in reply_ids:
-            kept = bodies.get(rid)
-            if kept is not None:
-                out[rid] = KnownBody(kept[0], _parse_ts(kept[1]))
+        with self._lock:
+            kept = self._kept.setdefault(workspace_id, set())
+            for rid in reply_ids:
+                if rid in bodies:
+                    out[rid] = KnownBody(bodies[rid][0], _parse_ts(bodies[rid][1]))
+                elif rid in loaded:
+                    out[rid] = KnownBody("", None)
+                    kept.add(rid)
         return out
 
     # -- what the run saw ------------------------------------------------------------------------------
     def keep_reply(self, row: Any) -> bool:
-        """Record an emitted reply row; drop one without body that an earlier run loaded with its body,
-        outside the re-read window (only a full run reads that far), so the stored body stands."""
+        """Record a reply row on its way to the destination; False for a row whose loaded body stands."""
         if not isinstance(row, Mapping):
             return True
         workspace_id, rid = str(row.get("workspace_id")), str(row.get("id"))
-        before = self._before.get(workspace_id, {})
-        received = row.get("received_at")
-        if row.get("body") is None and rid not in (before.get("deferred_replies") or {}):
-            cursor, at = _parse_ts(before.get("reply_cursor")), _parse_ts(received)
-            if cursor is not None and at is not None and at < cursor - self.lookback:
-                return False
         with self._lock:
-            self._seen.setdefault(workspace_id, {})[rid] = (row.get("body"), row.get("body_fetched_at"), received)
+            self._listed.setdefault(workspace_id, set()).add(rid)
+            if rid in self._kept.get(workspace_id, ()):
+                return False
+            self._seen.setdefault(workspace_id, {})[rid] = (
+                row.get("body"), row.get("body_fetched_at"), row.get("received_at"),
+            )  # fmt: skip
         return True
 
     def commit_replies(self, workspace_id: str, cursor: str | None, full: bool) -> None:
-        """The new cursor, the replies still without a body, and the bodies of the next run's window."""
+        """The new cursor, the replies still without a body, the bodies of the next run's window and the ids
+        of the replies loaded with a body outside it."""
         entry = self.workspace(workspace_id)
         with self._lock:
             seen = self._seen.pop(workspace_id, {})
+            listed = self._listed.pop(workspace_id, set())
             deferred = dict(entry.get("deferred_replies") or {})
-            if full:  # a full run lists every reply: one it did not see is gone from the API
-                deferred = {rid: at for rid, at in deferred.items() if rid in seen}
+            loaded = set(entry.get("bodied_replies") or ())
+            if full:  # a full run lists every reply: one it did not list is gone from the API
+                deferred = {rid: at for rid, at in deferred.items() if rid in listed}
+                loaded &= listed
             bodies = dict(entry.get("reply_bodies") or {})
             for rid, (body, fetched_at, received) in seen.items():
                 if body is None:
@@ -211,9 +222,10 @@ class StateReader:
                     bodies[rid] = [body, _text(fetched_at), _text(received)]
             newest = _parse_ts(cursor)
             start = newest - self.lookback if newest is not None else None
-            entry["reply_bodies"] = {
-                rid: kept for rid, kept in bodies.items() if start is None or _not_before(kept[2], start)
-            }
+            window = {rid: kept for rid, kept in bodies.items() if start is None or _not_before(kept[2], start)}
+            loaded |= set(bodies) - set(window)
+            entry["reply_bodies"] = window
+            entry["bodied_replies"] = sorted(loaded - set(window) - set(deferred))
             entry["deferred_replies"] = deferred
             entry["reply_cursor"] = cursor
 

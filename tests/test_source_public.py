@@ -18,10 +18,13 @@ from typing import Any
 import dlt
 import duckdb
 import pytest
+from dlt.pipeline.exceptions import PipelineStepFailed
 from doc_blocks import as_run_here, doc_block
 from test_sync_support import admin_keys, sandbox_sync_args
 
 from pipelines import outreach
+from pipelines.diagnose import root_cause
+from pipelines.errors import ForbiddenError
 from pipelines.run import run_sync
 
 BIN = Path(sys.executable).parent
@@ -164,3 +167,57 @@ def test_rows_equal_what_our_sync_loads_in_duckdb_and_parquet_and_later_runs_rea
                 con, f"ours.outreach.{table}{_current(table)}"
             ), table
     assert key not in "".join(p.read_text(errors="replace") for p in (tmp_path / "dlt").rglob("*") if p.is_file())
+
+
+def test_a_run_that_fails_half_way_raises_the_cause_and_advances_nothing(
+    make_sandbox: Callable[..., Any], tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb, level="read")[0]
+    into = dlt.destinations.duckdb(str(tmp_path / "user.duckdb"))
+    pipeline = dlt.pipeline("user_fails", destination=into, dataset_name="raw", pipelines_dir=str(tmp_path / "dlt"))
+    source = outreach(api_key=key, base_url=sb.base_url)  # the key is checked here, before the faults
+    sb.set_faults(error_rate=0.2, statuses=[403], seed=3)  # a fifth of the reads refused, from the first
+    with pytest.raises(PipelineStepFailed) as failed:
+        pipeline.run(source)
+    cause = root_cause(failed.value)
+    assert sb.metrics()["by_status"]["200"] >= 5  # half way: lists and stats were read (seed 3: at a leads page)
+    assert isinstance(cause, ForbiddenError) and "\n" not in str(cause), cause
+    assert "workspaces" not in pipeline.state.get("sources", {}).get("outreach", {})  # no cursor advanced
+
+    sb.set_faults(error_rate=0.0)
+    sb.reset_metrics()
+    pipeline.run(outreach(api_key=key, base_url=sb.base_url))
+    assert sb.metrics()["requests"] >= 40  # read everything again: nothing was taken as loaded
+    with duckdb.connect(str(tmp_path / "user.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from raw.campaign_recipients").fetchone() == (200,)
+
+
+def test_full_runs_fetch_deferred_bodies_and_never_wipe_a_loaded_one(
+    make_sandbox: Callable[..., Any], tmp_path: Path, user_env: dict[str, str]
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb, level="read")[0]
+    into = dlt.destinations.duckdb(str(tmp_path / "user.duckdb"))
+    pipeline = dlt.pipeline("user_full", destination=into, dataset_name="raw", pipelines_dir=str(tmp_path / "dlt"))
+
+    def bodies() -> dict[str, str]:
+        with duckdb.connect(str(tmp_path / "user.duckdb"), read_only=True) as con:
+            rows = con.execute("select id, body from raw.replies where body is not null").fetchall()
+        return dict(rows)
+
+    seen: dict[str, str] = {}
+    counts = []
+    for _ in range(3):
+        pipeline.run(outreach(api_key=key, base_url=sb.base_url, mode="full", reply_body_cap=10, reply_lookback_s=0))
+        now = bodies()
+        assert all(now.get(rid) == body for rid, body in seen.items())  # a loaded body stays
+        seen = now
+        counts.append(len(now))
+    state = pipeline.state["sources"]["outreach"]["workspaces"]
+    deferred = next(iter(state.values()))["deferred_replies"]
+    with duckdb.connect(str(tmp_path / "user.duckdb"), read_only=True) as con:
+        replies = con.execute("select count(*) from raw.replies").fetchone()
+        without = con.execute("select count(*) from raw.replies where body is null").fetchone()
+    assert replies is not None and replies[0] > 30 and without == (len(deferred),), (replies, without)
+    assert counts[0] == 10 and counts[0] < counts[1] < counts[2], counts  # deferred bodies arrive run by run
