@@ -1,16 +1,14 @@
 """`from pipelines import outreach`: the dlt source a dlt user runs into their own pipeline.
 
-Against a real sandbox over loopback, into a real DuckDB file and real parquet files: the README's block
-as written, then the rows against what our own sync (`run_sync`) loads for the same workspace, a second
-run that reads only what changed, a failure that advances nothing, and the key nowhere on disk.
+Against a real sandbox over loopback, into a real DuckDB file and real parquet files: the rows against
+what our own sync (`run_sync`) loads for the same workspace, a second run that reads only what changed, a
+failure that advances nothing, bodies never wiped, and the key nowhere on disk. The README's block is run
+by test_source_public_readme.py.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,6 @@ import dlt
 import duckdb
 import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
-from doc_blocks import as_run_here, doc_block
 from test_sync_support import admin_keys, sandbox_sync_args
 
 from pipelines import outreach
@@ -27,9 +24,6 @@ from pipelines.diagnose import root_cause
 from pipelines.errors import ForbiddenError
 from pipelines.run import run_sync
 
-BIN = Path(sys.executable).parent
-SERVICE_URL = "https://<your-service>/api/v1"
-REQUESTS_LINE = re.compile(r"^outreach: workspace .*, (quick|full) sync: (\d+) requests, (\d+) rows$", re.MULTILINE)
 #: columns whose values are the run's own clock (when it ran, what the service's clock said): they differ
 #: between two runs that load the same data
 RUN_CLOCK = {
@@ -59,39 +53,6 @@ def user_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield env
     os.environ.clear()
     os.environ.update(saved)
-
-
-def test_readme_block_runs_into_duckdb_and_parquet_and_the_second_run_is_incremental(
-    make_sandbox: Callable[..., Any], tmp_path: Path, user_env: dict[str, str]
-) -> None:
-    sb = make_sandbox(scale="tiny", rate_limit=0)
-    key = admin_keys(sb, level="read")[0]
-    script = as_run_here(doc_block("pipelines/README.md", "dlt-source"), BIN, {SERVICE_URL: sb.base_url, "<key>": key})
-    sb.reset_metrics()
-    done = subprocess.run(
-        ["bash", "-e", "-c", script], cwd=tmp_path, env=user_env, capture_output=True, text=True, timeout=300
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-4000:]
-
-    runs = [(mode, int(requests), int(rows)) for mode, requests, rows in REQUESTS_LINE.findall(output)]
-    assert [mode for mode, _, _ in runs] == ["quick"] * 4, output[-4000:]
-    # the logged counts are the service's: the sandbox counted exactly these requests
-    assert sum(requests for _, requests, _ in runs) == sb.metrics()["requests"]
-    for first, second in (runs[0:2], runs[2:4]):  # duckdb, then parquet
-        assert first[1] >= 40 and second[1] <= 5, runs  # tiny: 58 requests, then 4 (nothing changed)
-        assert first[2] > 250 and second[2] < 10, runs
-    assert key not in output
-
-    with duckdb.connect(str(tmp_path / "outreach_duckdb.duckdb"), read_only=True) as con:
-        recipients = con.execute("select count(*) from outreach.campaign_recipients").fetchone()
-        loads = con.execute("select count(*) from outreach._dlt_loads where status = 0").fetchone()
-    assert recipients is not None and recipients[0] == 200 and loads == (2,)
-    parquet = tmp_path / "data" / "files" / "outreach" / "campaign_recipients"
-    files = sorted(parquet.glob("*.parquet"))
-    assert len(files) == 1  # the second run read no recipient: no second file
-    with duckdb.connect() as con:
-        assert con.execute(f"select count(*) from read_parquet('{files[0]}')").fetchone() == (200,)
 
 
 def _rows(con: duckdb.DuckDBPyConnection, relation: str) -> set[tuple[Any, ...]]:
