@@ -21,7 +21,7 @@ from test_sync_support import admin_keys, sandbox_sync_args
 
 from pipelines import outreach
 from pipelines.diagnose import root_cause
-from pipelines.errors import ForbiddenError
+from pipelines.errors import AuthError, ConfigError, ForbiddenError
 from pipelines.run import run_sync
 
 #: columns whose values are the run's own clock (when it ran, what the service's clock said): they differ
@@ -183,3 +183,15 @@ def test_full_runs_fetch_deferred_bodies_and_never_wipe_a_loaded_one(
         without = con.execute("select count(*) from raw.replies where body is null").fetchone()
     assert replies is not None and replies[0] > 30 and without == (len(deferred),), (replies, without)
     assert counts[0] == 10 and counts[0] < counts[1] < counts[2], counts  # deferred bodies arrive run by run
+
+
+def test_a_bad_key_or_mode_fails_in_one_line_when_the_source_is_made(
+    make_sandbox: Callable[..., Any], user_env: dict[str, str]
+) -> None:
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    with pytest.raises(AuthError) as rejected:
+        outreach(api_key="not-a-key", base_url=sb.base_url)
+    assert "401" in str(rejected.value) and "\n" not in str(rejected.value) and "not-a-key" not in str(rejected.value)
+    with pytest.raises(ConfigError, match="unknown mode 'fast': use one of quick, full"):
+        outreach(api_key=admin_keys(sb, level="read")[0], base_url=sb.base_url, mode="fast")
+    assert sb.metrics()["requests"] == 1  # the bad mode is refused before any request
