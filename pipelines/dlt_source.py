@@ -277,15 +277,12 @@ class WorkspaceBatch(Batch):
                 self.reader.commit_replies(plan.workspace_id, plan.reply_cursor, self.mode == "full")
             elif resource == "webhook_event_types":
                 entry["event_types_loaded"] = plan.state.event_types_loaded or plan.event_types is not None
-            if (
-                resource in ("campaign_stats", "campaign_recipients")
-                and {"campaign_stats", "campaign_recipients"} <= self.done
-            ):
+            if resource in CAMPAIGN_READS and CAMPAIGN_READS <= self.done:
                 entry["fingerprints"] = dict(plan.fingerprints)
             if self.done >= RESOURCES:
                 plan.client.close()
                 log.info(
-                    "outreach: workspace %s (%s), %s sync: %d requests, %d rows",
+                    "outreach: workspace %s (%s), %s sync: %d requests, %d rows read",
                     plan.workspace.name, plan.workspace_id, self.mode,
                     plan.workspace.requests + plan.client.stats.requests, sum(plan.rows.values()),
                 )  # fmt: skip

@@ -18,7 +18,7 @@ from test_sync_support import admin_keys
 
 BIN = Path(sys.executable).parent
 SERVICE_URL = "https://<your-service>/api/v1"
-REQUESTS_LINE = re.compile(r"^outreach: workspace .*, (quick|full) sync: (\d+) requests, (\d+) rows$", re.MULTILINE)
+REQUESTS_LINE = re.compile(r"^outreach: workspace .*, (quick|full) sync: (\d+) requests, (\d+) rows read$", re.M)
 
 __all__ = ["user_env"]  # the fixture
 
