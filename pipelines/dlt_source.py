@@ -36,7 +36,7 @@ from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
 from pipelines.accounts import Workspace, new_client
-from pipelines.batch import Batch, KnownBody
+from pipelines.batch import Batch, KnownBody, WorkspacePlan
 from pipelines.client import connectivity_check
 from pipelines.config import OutreachSettings, resolve_settings
 from pipelines.errors import ConfigError
@@ -252,7 +252,7 @@ class WorkspaceBatch(Batch):
         self._plan_lock = threading.RLock()
 
     @property
-    def ok_plans(self) -> list[Any]:
+    def ok_plans(self) -> list[WorkspacePlan]:
         with self._plan_lock:
             if not self._planned:
                 self._planned = True  # planning itself reads ok_plans
