@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import dlt
+import pyarrow as pa
 from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
@@ -40,11 +41,13 @@ from pipelines.batch import Batch, KnownBody, WorkspacePlan
 from pipelines.client import connectivity_check
 from pipelines.config import OutreachSettings, resolve_settings
 from pipelines.errors import ConfigError
+from pipelines.page_summaries import summaries
 from pipelines.plan import plan_batch
 from pipelines.progress import WorkspaceProgress
 from pipelines.recipient_pages import StoredCampaign
 from pipelines.source import _parse_ts, resources
 from pipelines.state import WorkspaceState
+from pipelines.warehouse import stored_campaign
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,8 @@ def outreach(
     for resource in made:
         if resource.name == "replies":
             resource.add_filter(reader.keep_reply)
+        elif resource.name == "campaign_recipients":
+            resource.add_map(reader.note_pages)
     return made
 
 
@@ -126,6 +131,7 @@ class StateReader:
         self._seen: dict[str, dict[str, tuple[Any, Any, Any]]] = {}  # emitted replies: (body, fetched, received)
         self._listed: dict[str, set[str]] = {}  # every reply row extracted, emitted or not
         self._kept: dict[str, set[str]] = {}  # replies whose loaded row (and body) stands this run
+        self._pages: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}  # recipient pages read: summaries
         self._lock = threading.Lock()
 
     def bind(self, state: dict[str, Any]) -> None:
@@ -165,8 +171,21 @@ class StateReader:
         return []
 
     def stored_pages(self, campaign_ids: Sequence[str], per_page: int) -> dict[str, StoredCampaign]:
-        """None: per-page summaries need the stored recipients, so a changed campaign is read whole."""
-        return {}
+        """The per-page summaries of the recipients loaded so far (kept in the state as they were read)."""
+        with self._lock:
+            kept = {
+                cid: campaign
+                for entry in (self._state.get("workspaces") or {}).values()
+                for cid, campaign in (entry.get("campaign_pages") or {}).items()
+                if campaign.get("per_page") == per_page
+            }
+        return {
+            cid: stored_campaign(
+                [{**row, "page": int(page)} for page, row in kept[cid]["pages"].items()], kept[cid]["status"]
+            )
+            for cid in campaign_ids
+            if cid in kept and kept[cid].get("pages")
+        }
 
     def stored_bodies(self, workspace_id: str, reply_ids: Sequence[str]) -> dict[str, KnownBody]:
         """Bodies of the re-read window from the state. A reply loaded with its body outside the window (only
@@ -187,6 +206,37 @@ class StateReader:
         return out
 
     # -- what the run saw ------------------------------------------------------------------------------
+    def note_pages(self, item: Any) -> Any:
+        """Summarise the recipient pages in an arrow table on its way to the destination."""
+        if isinstance(item, pa.Table) and item.num_rows:
+            workspace_id = str(item.column("workspace_id")[0].as_py())
+            found = summaries(item, S.PER_PAGE_RECIPIENTS)
+            with self._lock:
+                pages = self._pages.setdefault(workspace_id, {})
+                for cid, summary in found.items():
+                    pages.setdefault(cid, {}).update(summary)
+        return item
+
+    def commit_pages(self, workspace_id: str, campaign_ids: Iterable[str], statuses: Mapping[str, Any]) -> None:
+        """The summaries of the pages read this run and the status of each campaign whose stats were read;
+        campaigns gone from the list are forgotten."""
+        entry = self.workspace(workspace_id)
+        with self._lock:
+            read = self._pages.pop(workspace_id, {})
+            kept: dict[str, Any] = entry.get("campaign_pages") or {}
+            out = {
+                cid: kept[cid]
+                for cid in campaign_ids
+                if cid in kept and kept[cid].get("per_page") == S.PER_PAGE_RECIPIENTS
+            }
+            for cid, pages in read.items():
+                campaign = out.setdefault(cid, {"per_page": S.PER_PAGE_RECIPIENTS, "status": None, "pages": {}})
+                campaign["pages"] = {**campaign["pages"], **{str(page): row for page, row in pages.items()}}
+            for cid, status in statuses.items():
+                if cid in out:
+                    out[cid]["status"] = status
+            entry["campaign_pages"] = out
+
     def keep_reply(self, row: Any) -> bool:
         """Record a reply row on its way to the destination; False for a row whose loaded body stands."""
         if not isinstance(row, Mapping):
@@ -279,6 +329,8 @@ class WorkspaceBatch(Batch):
                 entry["event_types_loaded"] = plan.state.event_types_loaded or plan.event_types is not None
             if resource in CAMPAIGN_READS and CAMPAIGN_READS <= self.done:
                 entry["fingerprints"] = dict(plan.fingerprints)
+                statuses = {cid: _campaign_status(data) for cid, data in plan.stats.items()}
+                self.reader.commit_pages(plan.workspace_id, plan.fingerprints, statuses)
             if self.done >= RESOURCES:
                 plan.client.close()
                 log.info(
@@ -298,3 +350,9 @@ def _text(value: Any) -> str | None:
 def _not_before(value: Any, start: datetime) -> bool:
     at = _parse_ts(value)
     return at is None or at >= start
+
+
+def _campaign_status(stats: Mapping[str, Any]) -> Any:
+    """The campaign's status in a stats payload (what `campaign_stats.campaign_status` holds)."""
+    campaign = stats.get("campaign")
+    return campaign.get("status") if isinstance(campaign, Mapping) else None
