@@ -22,7 +22,7 @@ from test_sync_support import admin_keys, sandbox_sync_args
 from pipelines import outreach
 from pipelines import settings as S
 from pipelines.diagnose import root_cause
-from pipelines.dlt_source import StateReader
+from pipelines.dlt_state import StateReader
 from pipelines.errors import AuthError, ConfigError, ForbiddenError
 from pipelines.run import run_sync
 from pipelines.warehouse import WarehouseReader
