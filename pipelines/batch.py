@@ -13,14 +13,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
-from pipelines.recipient_pages import PageGuide
+from pipelines.recipient_pages import PageGuide, StoredCampaign
 from pipelines.state import WorkspaceState
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,24 @@ it can supply without calling GET /replies/{id} (e.g. from lead.replied webhook 
 class KnownBody:
     body: str
     fetched_at: Any
+
+
+class Reads(Protocol):
+    """What planning and extraction read besides the API: committed state, bodies, stored pages. Our sync
+    reads its warehouse (`pipelines.warehouse.WarehouseReader`); a dlt user's source reads its own dlt state
+    (`pipelines.dlt_source`)."""
+
+    def states(self, workspace_ids: Sequence[str]) -> dict[str, WorkspaceState]: ...
+
+    def deferred_reply_ids(self, workspace_ids: Sequence[str]) -> dict[str, list[str]]: ...
+
+    def lead_event_campaigns(
+        self, events: Sequence[str], since: datetime | None
+    ) -> list[tuple[str, str | None, datetime | None]]: ...
+
+    def stored_bodies(self, workspace_id: str, reply_ids: Sequence[str]) -> dict[str, KnownBody]: ...
+
+    def stored_pages(self, campaign_ids: Sequence[str], per_page: int) -> dict[str, StoredCampaign]: ...
 
 
 @dataclass
@@ -120,6 +138,10 @@ class Batch:
         """The batch's one scd2 boundary: the latest service time its clients saw."""
         times = [p.service_time() for p in self.plans]
         return max(times) if times else datetime.now(UTC)
+
+    def finished(self, resource: str) -> None:
+        """`resource` yielded all its rows. Nothing to do here: our sync's state travels as rows after the
+        data (`pipelines.extract`); a source that keeps state in dlt's source state advances it here."""
 
 
 def guarded(plan: WorkspacePlan, work: Callable[[Emit], None]) -> Callable[[Emit], None]:

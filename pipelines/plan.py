@@ -17,7 +17,7 @@ from typing import Any
 
 from pipelines import settings as S
 from pipelines.accounts import Workspace, client_for
-from pipelines.batch import Batch, WorkspacePlan, guarded
+from pipelines.batch import Batch, Reads, WorkspacePlan, guarded
 from pipelines.config import OutreachSettings
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
@@ -25,7 +25,6 @@ from pipelines.progress import WorkspaceProgress, expected_recipient_pages
 from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import campaign_fingerprint
 from pipelines.state import WorkspaceState
-from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +36,7 @@ REREAD_EVENTS = ("lead.unsubscribed", "lead.bounced")
 
 def plan_batch(
     batch: Batch,
-    reader: WarehouseReader,
+    reader: Reads,
     progress_for: Callable[[Workspace], WorkspaceProgress],
     settings: OutreachSettings,
     workspaces: Sequence[Workspace],
@@ -79,7 +78,7 @@ def plan_batch(
     _guide_pages(batch, reader)
 
 
-def _mark_campaigns_from_events(batch: Batch, reader: WarehouseReader) -> None:
+def _mark_campaigns_from_events(batch: Batch, reader: Reads) -> None:
     """Quick: a campaign named by a lead.unsubscribed or lead.bounced event loaded (from the spool, this run
     or between runs) after the workspace's last committed sync is read again though its fingerprint did not
     change, so the recipient is right in the warehouse before the nightly full sync. A workspace without a
@@ -184,12 +183,12 @@ def _read_stats(batch: Batch) -> None:
         pass
 
 
-def reguide(batch: Batch, reader: WarehouseReader) -> None:
+def reguide(batch: Batch, reader: Reads) -> None:
     """Fresh page guides (a guide remembers the pages it handed out) for an extraction done again."""
     _guide_pages(batch, reader)
 
 
-def _guide_pages(batch: Batch, reader: WarehouseReader) -> None:
+def _guide_pages(batch: Batch, reader: Reads) -> None:
     """Which recipient pages to read per changed campaign: all of them in a full sync; in a quick sync,
     those that explain the change in its stats (pipelines.recipient_pages)."""
     per_page = S.PER_PAGE_RECIPIENTS

@@ -23,21 +23,20 @@ from dlt.common.schema.typing import TScd2StrategyDict
 from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
-from pipelines.batch import Batch, KnownBody, WorkspacePlan, guarded
+from pipelines.batch import Batch, KnownBody, Reads, WorkspacePlan, guarded
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
 from pipelines.plan import interleave
 from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import recipients_table, reply_row, stats_rows, with_workspace, workspace_row
-from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
 
-__all__ = ["outreach_source"]
+__all__ = ["outreach_source", "resources"]
 
 
 @dlt.source(name=S.SOURCE_NAME)
-def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResource]:
+def outreach_source(batch: Batch, reader: Reads) -> Sequence[DltResource]:
     """All tables of the batch's workspaces.
 
     Args:
@@ -48,7 +47,12 @@ def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResour
         The resources workspaces, campaigns, email_accounts, webhook_event_types, campaign_recipients,
         campaign_stats (+ variants, daily sends) and replies.
     """
-    boundary = batch.service_time()
+    return resources(batch, reader, batch.service_time())
+
+
+def resources(batch: Batch, reader: Reads, boundary: datetime) -> list[DltResource]:
+    """The resources of `batch`, shared by our sync's source (above) and a dlt user's
+    (`pipelines.dlt_source.outreach`); `boundary` is the scd2 boundary of the versions they load."""
     return [
         workspaces(batch),
         workspace_history(batch, boundary),
@@ -77,6 +81,7 @@ def workspaces(batch: Batch) -> DltResource:
             plan.add_rows("workspaces", 1)
         if rows:
             yield rows
+        batch.finished("workspaces")
 
     return _workspaces()
 
@@ -98,6 +103,7 @@ def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
             plan.add_rows("workspace_history", 1)
         if rows:
             yield rows
+        batch.finished("workspace_history")
 
     return _history()
 
@@ -112,6 +118,7 @@ def campaigns(batch: Batch, boundary: datetime) -> DltResource:
             plan.add_rows("campaigns", len(rows))
             if rows:
                 yield rows
+        batch.finished("campaigns")
 
     return _campaigns()
 
@@ -124,6 +131,7 @@ def email_accounts(batch: Batch, boundary: datetime) -> DltResource:
             plan.add_rows("email_accounts", len(rows))
             if rows:
                 yield rows
+        batch.finished("email_accounts")
 
     return _email_accounts()
 
@@ -143,6 +151,7 @@ def webhook_event_types(batch: Batch) -> DltResource:
             plan.add_rows("webhook_event_types", len(rows))
             if rows:
                 yield rows
+        batch.finished("webhook_event_types")
 
     return _event_types()
 
@@ -177,6 +186,7 @@ def campaign_stats(batch: Batch) -> DltResource:
                 if daily:
                     plan.add_rows("campaign_daily_sends", len(daily))
                     yield dlt.mark.with_hints(daily, table_hints("campaign_daily_sends"), create_table_variant=True)
+        batch.finished("campaign_stats")
 
     return _stats()
 
@@ -224,6 +234,7 @@ def campaign_recipients(batch: Batch) -> DltResource:
                 yield from _flush(pending, owners)
                 buffered = 0
         yield from _flush(pending, owners)
+        batch.finished("campaign_recipients")
 
     def _flush(pending: dict[str, list[Any]], owners: dict[str, WorkspacePlan]) -> Iterator[Any]:
         for workspace_id, rows in pending.items():
@@ -264,7 +275,7 @@ class _ReplyRun:
         self.to_fetch: list[str] = []
 
 
-def replies(batch: Batch, reader: WarehouseReader) -> DltResource:
+def replies(batch: Batch, reader: Reads) -> DltResource:
     """Replies newest first, down to the cursor minus the lookback (quick) or all (full), with bodies.
 
     A reply row always carries the body already stored, so re-reading a list item never wipes a fetched
@@ -280,18 +291,19 @@ def replies(batch: Batch, reader: WarehouseReader) -> DltResource:
             plan.add_rows("replies", len(rows))
             yield rows
         yield from _fetch_bodies(batch, [run for run in runs if run.plan.ok])
+        batch.finished("replies")
 
     return _replies()
 
 
-def _reply_task(batch: Batch, reader: WarehouseReader, run: _ReplyRun) -> Callable[[Emit], None]:
+def _reply_task(batch: Batch, reader: Reads, run: _ReplyRun) -> Callable[[Emit], None]:
     def work(emit: Emit) -> None:
         _list_replies(batch, reader, run, emit)
 
     return work
 
 
-def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: Emit) -> None:
+def _list_replies(batch: Batch, reader: Reads, run: _ReplyRun, emit: Emit) -> None:
     """Page one workspace's replies; emit (plan, rows) per chunk, bodies settled."""
     plan = run.plan
     cursor = _parse_ts(plan.state.reply_cursor) if batch.mode == "quick" else None
@@ -330,7 +342,7 @@ def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: E
         plan.reply_cursor = plan.state.reply_cursor
 
 
-def _settle(batch: Batch, reader: WarehouseReader, run: _ReplyRun, chunk: list[dict[str, Any]], emit: Emit) -> None:
+def _settle(batch: Batch, reader: Reads, run: _ReplyRun, chunk: list[dict[str, Any]], emit: Emit) -> None:
     """Bodies for a chunk of re-read replies: the stored body when there is one; else the hook (no request);
     rows still without a body join `to_fetch` while it holds fewer than the cap, the others land now
     without body (deferred)."""

@@ -171,7 +171,7 @@ class WarehouseReader:
         by_campaign: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
             by_campaign.setdefault(str(row["campaign_id"]), []).append(row)
-        return {cid: _stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
+        return {cid: stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
 
 
 # -- after a load -------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ left join r l on l.campaign_id = p.campaign_id and l.list_position = p.last_posi
 """
 
 
-def _stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
+def stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
     positioned = all(r["positioned"] for r in rows)
     rows = [r for r in rows if r["page"] is not None]
     pages = {
