@@ -1,0 +1,165 @@
+"""Named scenarios: put the sandbox in a situation the product must notice (POST /_sandbox/scenario).
+
+`deliverability`, in the first workspace:
+- every workspace's later sends bounce at a healthy HEALTHY_BOUNCE_RATE (started with `--scenario`, the seeded
+  history too), so only the damaged mailbox crosses the 2% that sending tools pause at;
+- one mailbox's bounces climb: a sixth of the recipients it sent to in the last 28 days, in the campaigns it
+  sends for alone (so a warehouse can attribute them exactly), hard-bounce, each with its `lead.bounced` delivery;
+- another mailbox's reputation score drops by REPUTATION_DROP points (a warehouse that read it before sees the fall);
+- an active campaign with recipients still due stalls: it stays active and sends nothing;
+- a recipient of an active campaign answers "interested" now, and the reply stays unread.
+The answer names every id it touched, so a test or the demo can look for exactly those.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .content import make_replies
+from .history import HEALTHY_BOUNCE_RATE
+from .model import ACTIVE, BOUNCED, INF, REPLIED, SENT, Campaign, Mailbox, State, Workspace
+from .timeutil import DAY, iso
+from .vocab import REPLY_TYPES
+
+REPUTATION_DROP = 15.0
+BOUNCED_SHARE = 1 / 6
+WINDOW_DAYS = 28
+
+
+def apply(name: str, state: State, simulator: Any) -> dict[str, Any]:
+    """Apply scenario `name` (one of settings.SCENARIOS) now; returns what it changed (ids and values)."""
+    if name != "deliverability":
+        raise ValueError(f"unknown scenario {name!r}")
+    with state.lock:
+        for ws in state.workspaces:
+            ws.bounce_rate = HEALTHY_BOUNCE_RATE
+        ws = state.workspaces[0]
+        out: dict[str, Any] = {"scenario": name, "workspace_id": ws.id, "at": iso(state.now)}
+        out.update(_bounces(ws, simulator, state.now))
+        out.update(_reputation(ws, exclude=out.get("bounce_mailbox_id")))
+        out.update(_stall(ws, exclude=out.get("bounce_campaign_ids", [])))
+        out.update(_positive_reply(ws, simulator, state, exclude=[out.get("stalled_campaign_id")]))
+        for w in state.workspaces:
+            w.sorted_replies()
+        return out
+
+
+def _sole_campaigns(ws: Workspace, m: Mailbox) -> list[Campaign]:
+    return [c for c in ws.campaigns if c.email_account_ids == [m.id] and c.status != "draft"]
+
+
+def _bounceable(c: Campaign, m: Mailbox, now: float) -> np.ndarray:
+    """Rows last sent to by `m` in the window that have not replied, bounced or ended."""
+    r = c.recipients
+    if len(r) == 0:
+        return np.array([], dtype=np.int64)
+    recent = np.nan_to_num(r.last_sent, nan=-INF) >= now - WINDOW_DAYS * DAY
+    quiet = np.isnan(r.replied) & np.isnan(r.bounced) & np.isinf(r.reply_due) & np.isinf(r.unsub_due)
+    status = (r.status == SENT) | (r.status == ACTIVE)
+    return np.flatnonzero((r.mailbox == m.index) & recent & quiet & status)
+
+
+def _bounces(ws: Workspace, simulator: Any, now: float) -> dict[str, Any]:
+    found = _bounce_target(ws, now)
+    if found is None:
+        # no campaign sends from one mailbox alone: the busiest active campaign is set to send from its first
+        # active mailbox only (a user's edit), so the warehouse can attribute its bounces exactly
+        busy = [c for c in ws.campaigns if c.status == "active" and len(c.email_account_ids) > 1]
+        if busy:
+            c = max(busy, key=lambda c: c.sent)
+            m = next((ws.mailbox_by_id[i] for i in c.email_account_ids if ws.mailbox_by_id[i].is_active), None)
+            if m is not None:
+                c.email_account_ids = [m.id]
+                c.touch()
+        found = _bounce_target(ws, now)
+    if found is None:
+        return {"bounce_mailbox_id": None, "bounces_added": 0}
+    m, targets = found
+    return _bounce_rows(ws, simulator, m, targets)
+
+
+def _bounce_target(ws: Workspace, now: float) -> tuple[Mailbox, list[tuple[Campaign, np.ndarray]]] | None:
+    """The active mailbox with the most recipients to bounce in campaigns it sends for alone."""
+    best: tuple[int, Mailbox, list[tuple[Campaign, np.ndarray]]] | None = None
+    for m in ws.mailboxes:
+        if not m.is_active:
+            continue
+        found = [(c, _bounceable(c, m, now)) for c in _sole_campaigns(ws, m)]
+        total = sum(rows.size for _, rows in found)
+        if total and (best is None or total > best[0]):
+            best = (total, m, found)
+    return None if best is None else (best[1], best[2])
+
+
+def _bounce_rows(ws: Workspace, simulator: Any, m: Mailbox, found: list[tuple[Campaign, np.ndarray]]) -> dict[str, Any]:
+    added, campaigns = 0, []
+    for c, rows in found:
+        chosen = rows[: int(np.ceil(rows.size * BOUNCED_SHARE))]
+        if chosen.size == 0:
+            continue
+        r = c.recipients
+        r.status[chosen] = BOUNCED
+        r.bounced[chosen] = r.last_sent[chosen] + 30
+        r.next_due[chosen] = INF
+        r.open_due[chosen] = r.click_due[chosen] = r.unsub_due[chosen] = INF
+        c.touch()
+        campaigns.append(c.id)
+        added += int(chosen.size)
+        for row in chosen.tolist():
+            simulator._emit(ws, "lead.bounced", c, row, float(r.bounced[row]), {"bounced_at": iso(r.bounced[row])})
+    return {
+        "bounce_mailbox_id": m.id,
+        "bounce_mailbox_email": m.email,
+        "bounces_added": added,
+        "bounce_campaign_ids": campaigns,
+    }
+
+
+def _reputation(ws: Workspace, exclude: str | None) -> dict[str, Any]:
+    m = next((m for m in ws.mailboxes if m.is_active and m.id != exclude), None)
+    if m is None:
+        return {"reputation_mailbox_id": None}
+    before = m.reputation_score
+    m.reputation_score = round(max(0.0, before - REPUTATION_DROP), 1)
+    return {"reputation_mailbox_id": m.id, "reputation_from": before, "reputation_to": m.reputation_score}
+
+
+def _stall(ws: Workspace, exclude: list[str]) -> dict[str, Any]:
+    for c in ws.campaigns:
+        r = c.recipients
+        if c.status == "active" and c.id not in exclude and len(r) and np.isfinite(r.next_due).any():
+            c.stalled = True
+            c.touch()
+            return {"stalled_campaign_id": c.id}
+    return {"stalled_campaign_id": None}
+
+
+def _positive_reply(ws: Workspace, simulator: Any, state: State, exclude: list[Any]) -> dict[str, Any]:
+    code = REPLY_TYPES.index("interested")
+    for c in ws.campaigns:
+        r = c.recipients
+        if c.status != "active" or c.id in exclude or len(r) == 0:
+            continue
+        free = np.flatnonzero(
+            ((r.status == SENT) | (r.status == ACTIVE)) & np.isnan(r.replied) & np.isinf(r.reply_due) & (r.mailbox >= 0)
+        )
+        if free.size == 0:
+            continue
+        row, t = int(free[0]), state.now
+        r.status[row] = REPLIED
+        r.replied[row] = t
+        r.reply_type[row] = code
+        if c.stop_on_reply:
+            r.next_due[row] = INF
+        c.variant_replied[max(int(r.variant[row]), 0)] += 1
+        rng = simulator.rng_of(ws)
+        rep = make_replies(ws, c, np.array([row]), np.array([t]), np.array([code]), state.directory, rng, t)[0]
+        rep.is_read = False
+        ws.add_reply(rep)
+        c.touch()
+        extra = {"subject": rep.subject, "reply_type": rep.reply_type, "reply": rep.text, "body": rep.body}
+        simulator._emit(ws, "lead.replied", c, row, t, extra)
+        return {"reply_id": rep.id, "reply_campaign_id": c.id, "reply_lead_email": rep.sender}
+    return {"reply_id": None}
