@@ -42,12 +42,12 @@ class Runtime:
         if settings.scenario is not None:
             self.apply_scenario(settings.scenario)
 
-    def apply_scenario(self, name: str) -> dict[str, Any]:
-        """Put the sandbox in scenario `name` now (sandbox/scenario.py); returns what changed."""
-        from .scenario import apply
+    def apply_scenario(self, name: str, parts: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Put the sandbox in scenario `name` now (sandbox/scenario.py), all of it or `parts`; returns what changed."""
+        from .scenario import PARTS, apply
 
         with self._clock_lock:
-            self.scenario = apply(name, self.state, self.simulator)
+            self.scenario = apply(name, self.state, self.simulator, parts or PARTS)
             return self.scenario
 
     def advance(self, seconds: float) -> float:

@@ -128,6 +128,7 @@ class Mailbox:
     created_at: float
     index: int
     next_free: float = 0.0
+    reputation_hit: float = 0.0  # points a scenario takes off the score at the next UTC midnight
     bounces_today: int = 0
     sent_total: int = 0
 

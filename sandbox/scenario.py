@@ -5,7 +5,9 @@
   history too), so only the damaged mailbox crosses the 2% that sending tools pause at;
 - one mailbox's bounces climb: a sixth of the recipients it sent to in the last 28 days, in the campaigns it
   sends for alone (so a warehouse can attribute them exactly), hard-bounce, each with its `lead.bounced` delivery;
-- another mailbox's reputation score drops by REPUTATION_DROP points (a warehouse that read it before sees the fall);
+- another mailbox's reputation score drops by REPUTATION_DROP points at the next UTC midnight (a warehouse that
+  read it before sees the fall), and a warming mailbox's warmup health falls to WARMUP_HEALTH (warmup turned
+  on if no other mailbox warms);
 - an active campaign with recipients still due stalls: it stays active and sends nothing;
 - a recipient of an active campaign answers "interested" now, and the reply stays unread.
 The answer names every id it touched, so a test or the demo can look for exactly those.
@@ -24,12 +26,16 @@ from .timeutil import DAY, iso
 from .vocab import REPLY_TYPES
 
 REPUTATION_DROP = 15.0
+WARMUP_HEALTH = 72.0  # below the 80 that warmup tools call unhealthy; it recovers 0.4 a day
 BOUNCED_SHARE = 1 / 6
 WINDOW_DAYS = 28
 
 
-def apply(name: str, state: State, simulator: Any) -> dict[str, Any]:
-    """Apply scenario `name` (one of settings.SCENARIOS) now; returns what it changed (ids and values)."""
+PARTS = ("bounces", "reputation", "stall", "positive_reply")
+
+
+def apply(name: str, state: State, simulator: Any, parts: tuple[str, ...] = PARTS) -> dict[str, Any]:
+    """Apply scenario `name` (one of settings.SCENARIOS) now, all of its PARTS or some; returns what it changed."""
     if name != "deliverability":
         raise ValueError(f"unknown scenario {name!r}")
     with state.lock:
@@ -37,10 +43,14 @@ def apply(name: str, state: State, simulator: Any) -> dict[str, Any]:
             ws.bounce_rate = HEALTHY_BOUNCE_RATE
         ws = state.workspaces[0]
         out: dict[str, Any] = {"scenario": name, "workspace_id": ws.id, "at": iso(state.now)}
-        out.update(_bounces(ws, simulator, state.now))
-        out.update(_reputation(ws, exclude=out.get("bounce_mailbox_id")))
-        out.update(_stall(ws, exclude=out.get("bounce_campaign_ids", [])))
-        out.update(_positive_reply(ws, simulator, state, exclude=[out.get("stalled_campaign_id")]))
+        if "bounces" in parts:
+            out.update(_bounces(ws, simulator, state.now))
+        if "reputation" in parts:
+            out.update(_reputation(ws, exclude=out.get("bounce_mailbox_id")))
+        if "stall" in parts:
+            out.update(_stall(ws, exclude=out.get("bounce_campaign_ids", [])))
+        if "positive_reply" in parts:
+            out.update(_positive_reply(ws, simulator, state))
         for w in state.workspaces:
             w.sorted_replies()
         return out
@@ -118,29 +128,42 @@ def _bounce_rows(ws: Workspace, simulator: Any, m: Mailbox, found: list[tuple[Ca
 
 
 def _reputation(ws: Workspace, exclude: str | None) -> dict[str, Any]:
-    m = next((m for m in ws.mailboxes if m.is_active and m.id != exclude), None)
-    if m is None:
-        return {"reputation_mailbox_id": None}
-    before = m.reputation_score
-    m.reputation_score = round(max(0.0, before - REPUTATION_DROP), 1)
-    return {"reputation_mailbox_id": m.id, "reputation_from": before, "reputation_to": m.reputation_score}
+    """At the next UTC midnight (when the service recomputes scores) one mailbox loses REPUTATION_DROP points, and
+    another's warmup health falls to WARMUP_HEALTH now: a warehouse that synced before sees both changes."""
+    out: dict[str, Any] = {"reputation_mailbox_id": None, "warmup_mailbox_id": None}
+    active = [m for m in ws.mailboxes if m.is_active and m.id != exclude]
+    if active:
+        m = active[0]
+        m.reputation_hit = REPUTATION_DROP
+        out.update(reputation_mailbox_id=m.id, reputation_from=m.reputation_score)
+    others = [m for m in ws.mailboxes if m.id != exclude]
+    if others:
+        w = max(others, key=lambda m: (m.warmup_enabled, m.index))
+        out.update(warmup_mailbox_id=w.id, warmup_health_from=w.warmup_health if w.warmup_enabled else None)
+        w.warmup_enabled, w.warmup_health = True, WARMUP_HEALTH
+    return out
 
 
 def _stall(ws: Workspace, exclude: list[str]) -> dict[str, Any]:
-    for c in ws.campaigns:
-        r = c.recipients
-        if c.status == "active" and c.id not in exclude and len(r) and np.isfinite(r.next_due).any():
-            c.stalled = True
-            c.touch()
-            return {"stalled_campaign_id": c.id}
-    return {"stalled_campaign_id": None}
+    """An active campaign with recipients still due (one the bounces did not touch, when there is one) stalls."""
+    due = [
+        c
+        for c in ws.campaigns
+        if c.status == "active" and len(c.recipients) and np.isfinite(c.recipients.next_due).any()
+    ]
+    due.sort(key=lambda c: c.id in exclude)
+    if not due:
+        return {"stalled_campaign_id": None}
+    due[0].stalled = True
+    due[0].touch()
+    return {"stalled_campaign_id": due[0].id}
 
 
-def _positive_reply(ws: Workspace, simulator: Any, state: State, exclude: list[Any]) -> dict[str, Any]:
+def _positive_reply(ws: Workspace, simulator: Any, state: State) -> dict[str, Any]:
     code = REPLY_TYPES.index("interested")
     for c in ws.campaigns:
         r = c.recipients
-        if c.status != "active" or c.id in exclude or len(r) == 0:
+        if c.status != "active" or len(r) == 0:
             continue
         free = np.flatnonzero(
             ((r.status == SENT) | (r.status == ACTIVE)) & np.isnan(r.replied) & np.isinf(r.reply_due) & (r.mailbox >= 0)

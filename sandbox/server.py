@@ -130,9 +130,10 @@ class _Client:
     def set_rate_limit(self, per_minute: int) -> None:
         self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
 
-    def apply_scenario(self, name: str) -> dict[str, Any]:
-        """Put the sandbox in a named scenario now (POST /_sandbox/scenario); returns what it changed."""
-        return dict(self._call("POST", "/_sandbox/scenario", {"name": name})["data"])
+    def apply_scenario(self, name: str, parts: list[str] | None = None) -> dict[str, Any]:
+        """Put the sandbox in a named scenario now (POST /_sandbox/scenario), all of it or `parts`."""
+        body: dict[str, Any] = {"name": name} | ({"parts": parts} if parts else {})
+        return dict(self._call("POST", "/_sandbox/scenario", body)["data"])
 
     def deliveries(self) -> dict[str, Any]:
         return dict(self._call("GET", "/_sandbox/hooks/deliveries"))

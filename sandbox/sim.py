@@ -69,6 +69,11 @@ class Simulator:
             for m in ws.mailboxes:
                 bounce_rate = m.bounces_today / m.sent_today if m.sent_today else 0.0
                 m.reputation_score = round(float(np.clip(m.reputation_score + 0.3 - 40 * bounce_rate, 40, 100)), 1)
+                if m.reputation_hit:
+                    m.reputation_score, m.reputation_hit = (
+                        round(max(0.0, m.reputation_score - m.reputation_hit), 1),
+                        0.0,
+                    )
                 if m.warmup_enabled:
                     m.warmup_health = round(min(100.0, m.warmup_health + 0.4), 1)
                 m.sent_today = 0

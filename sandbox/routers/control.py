@@ -12,6 +12,7 @@ from starlette.responses import Response
 from ..deps import runtime
 from ..drift import FLAGS
 from ..errors import JSON, invalid
+from ..scenario import PARTS
 from ..settings import SCENARIOS
 from ..timeutil import iso
 
@@ -180,9 +181,12 @@ async def scenario(request: Request) -> Response:
     """Apply a named scenario now (sandbox/scenario.py); the answer names every id it touched."""
     body = await read_json(request)
     name = body.get("name")
+    parts = body.get("parts")
     if name not in SCENARIOS:
         raise invalid({"name": [f"name must be one of {', '.join(SCENARIOS)}."]})
-    return JSON({"data": runtime(request).apply_scenario(name)})
+    if parts is not None and (not isinstance(parts, list) or not parts or not set(parts) <= set(PARTS)):
+        raise invalid({"parts": [f"parts must be a non-empty list of {', '.join(PARTS)}."]})
+    return JSON({"data": runtime(request).apply_scenario(name, tuple(parts) if parts else None)})
 
 
 @router.get("/scenario")
