@@ -315,16 +315,18 @@ def campaign_stalled(db: Db, s: AlertSettings, now: datetime) -> list[Finding]:
 
 
 def positive_reply_waiting(db: Db, s: AlertSettings, now: datetime) -> list[Finding]:
-    """A positive reply (the models' reply classes) unread the threshold's hours after it arrived, from the
-    synced replies and the `lead.replied` webhook events alike; the subject is the lead in its campaign, and a
-    reply read in the service (seen by a sync) ends it."""
+    """A positive reply (the models' reply classes: `reporting.reply_classes` for the raw webhook events, which
+    the staging views only see once a build has) unread the threshold's hours after it arrived, from the synced
+    replies and the `lead.replied` webhook events alike; the subject is the lead in its campaign, and a reply
+    read in the service (seen by a sync) ends it."""
     events = (
         """
         union all
-        select workspace_id, campaign_id, lead_email, created_at from reporting.stg_events
-        where event_key = 'lead.replied' and reply_class = 'positive'
+        select e.workspace_id, e.campaign_id, lower(trim(e.email)), e.created_at
+        from outreach.events e join reporting.reply_classes c on c.reply_type = lower(trim(e.reply_type))
+        where e.event = 'lead.replied' and c.reply_class = 'positive'
     """
-        if db.has("reporting", "stg_events")
+        if db.has("outreach", "events") and db.has("reporting", "reply_classes")
         else ""
     )
     sql = f"""

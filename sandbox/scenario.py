@@ -8,7 +8,7 @@
 - another mailbox's reputation score drops by REPUTATION_DROP points at the next UTC midnight (a warehouse that
   read it before sees the fall), and a warming mailbox's warmup health falls to WARMUP_HEALTH (warmup turned
   on if no other mailbox warms);
-- an active campaign with recipients still due stalls: it stays active and sends nothing;
+- an active campaign with recipients not yet contacted stalls: it stays active and sends nothing;
 - a recipient of an active campaign answers "interested" now, and the reply stays unread.
 The answer names every id it touched, so a test or the demo can look for exactly those.
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 from .content import make_replies
 from .history import HEALTHY_BOUNCE_RATE
-from .model import ACTIVE, BOUNCED, INF, REPLIED, SENT, Campaign, Mailbox, State, Workspace
+from .model import ACTIVE, BOUNCED, INF, PENDING, REPLIED, SENT, Campaign, Mailbox, State, Workspace
 from .timeutil import DAY, iso
 from .vocab import REPLY_TYPES
 
@@ -145,12 +145,9 @@ def _reputation(ws: Workspace, exclude: str | None) -> dict[str, Any]:
 
 
 def _stall(ws: Workspace, exclude: list[str]) -> dict[str, Any]:
-    """An active campaign with recipients still due (one the bounces did not touch, when there is one) stalls."""
-    due = [
-        c
-        for c in ws.campaigns
-        if c.status == "active" and len(c.recipients) and np.isfinite(c.recipients.next_due).any()
-    ]
+    """An active campaign with recipients not yet contacted (one the bounces did not touch, when there is one)
+    stalls: it stays active and sends nothing."""
+    due = [c for c in ws.campaigns if c.status == "active" and bool((c.recipients.status == PENDING).any())]
     due.sort(key=lambda c: c.id in exclude)
     if not due:
         return {"stalled_campaign_id": None}

@@ -41,8 +41,8 @@ create table reporting.stg_email_account_history (email_account_id varchar, work
     valid_to_at timestamptz);
 create table reporting.stg_replies (workspace_id varchar, campaign_id varchar, lead_email varchar,
     is_positive boolean, is_read boolean, received_at timestamptz);
-create table reporting.stg_events (workspace_id varchar, campaign_id varchar, lead_email varchar,
-    event_key varchar, reply_class varchar, created_at timestamptz);
+create table reporting.reply_classes (reply_type varchar, reply_class varchar);
+insert into reporting.reply_classes values ('interested', 'positive'), ('not_interested', 'negative');
 """
 
 
@@ -203,12 +203,11 @@ def test_campaign_stalled_opens_after_48_hours_and_resolves_when_paused(world: W
 
 
 def test_positive_reply_waiting_from_an_event_alone_and_resolved_once_read(world: World) -> None:
-    world.sql(
-        "insert into reporting.stg_events values (?, ?, 'lea@x.test', 'lead.replied', 'positive', ?)", [WS, CAMP, T0]
-    )
-    world.sql(
-        "insert into reporting.stg_events values (?, ?, 'neg@x.test', 'lead.replied', 'negative', ?)", [WS, CAMP, T0]
-    )
+    for email, reply_type in (("Lea@x.test ", " Interested"), ("neg@x.test", "not_interested")):
+        world.sql(
+            "insert into outreach.events values (?, 'lead.replied', ?, ?, ?, 'lead', ?, ?, '{}')",
+            [email, T0, WS, CAMP, email, reply_type],
+        )
     assert world.run("positive_reply_waiting", T0 + timedelta(hours=1, minutes=59))["opened"] == []
     (opened,) = world.run("positive_reply_waiting", T0 + timedelta(hours=2))["opened"]
     assert opened["subject_id"] == f"{CAMP}:lea@x.test" and opened["subject_type"] == "reply"
