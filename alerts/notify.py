@@ -57,7 +57,7 @@ def send_one(url: str, title: str, body: str, settings: AlertSettings) -> Delive
         bundle = apprise.Apprise()
         if not bundle.add(_with_timeouts(url, settings.notify_timeout_s)):
             break  # a malformed URL does not get better with retries
-        with apprise.LogCapture(level=logging.WARNING) as captured:
+        with apprise.LogCapture(level=logging.WARNING) as captured:  # type: ignore[no-untyped-call]
             ok = bundle.notify(title=title, body=body)
         if ok:
             return Delivery(shown, True, attempts)

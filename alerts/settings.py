@@ -56,8 +56,8 @@ class AlertSettings(BaseConfiguration):
 
     def target_list(self) -> list[str]:
         """The Apprise URLs: a list, or a JSON list in a string; a single URL string is one target."""
-        value = self.targets
-        if value is None or value == "":
+        value: Any = self.targets
+        if not value:
             return []
         if isinstance(value, str):
             text = value.strip()
