@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from alerts.db import Db
-from alerts.rules import Finding
+from alerts.finding import Finding
 
 TABLE = "reporting.alert_incidents"
 OPEN, RESOLVED, ACKNOWLEDGED = "open", "resolved", "acknowledged"
