@@ -74,6 +74,10 @@ def test_deliverability_scenario_opens_notifies_once_guards_and_resolves(
         assert found[("warmup_health_low", scenario["warmup_mailbox_id"])]["value"] == 72.0
         assert len(hook.received) == len(found)  # one notification per incident, none twice
         assert all(i["notified_open"].endswith(": sent") for i in found.values())
+        report = tmp_path / "report.html"
+        _cli("report", "--duckdb", str(db), "--out", str(report))
+        page = report.read_text()
+        assert page.index('id="card-alerts"') < page.index('id="card-kpi"') and "mailbox_bounce_rate" in page
 
         # a second build notifies nothing
         before = len(hook.received)
