@@ -35,27 +35,40 @@ create table if not exists {TABLE} (
     volume double,
     is_estimate boolean,
     detail varchar,
-    first_seen_at timestamptz,
-    last_seen_at timestamptz,
-    opened_at timestamptz,
-    resolved_at timestamptz,
-    acknowledged_at timestamptz,
+    first_seen_at timestamp,
+    last_seen_at timestamp,
+    opened_at timestamp,
+    resolved_at timestamp,
+    acknowledged_at timestamp,
     times_opened integer,
     notified_open varchar,
     notified_resolve varchar,
-    updated_at timestamptz
+    updated_at timestamp
 )
 """
 COMMENTS = {
     "": "One row per alert rule and subject (workspace, mailbox, campaign or reply): README, Alerts",
+    "incident_id": "stable per rule and subject (outreach alerts ack ID takes it; a reopened incident keeps it)",
+    "rule": "the rule's name, e.g. mailbox_bounce_rate",
+    "workspace_id": "the subject's workspace",
+    "subject_type": "workspace, mailbox, campaign or reply",
+    "subject_id": "the subject's id; for a reply: campaign id and lead address, as campaign_id:email",
+    "subject_label": "the subject's name or address",
     "state": "open, resolved or acknowledged (outreach alerts ack ID)",
     "value": "the rule's measure at the last evaluation (a rate as a fraction, points, days, hours or minutes)",
     "threshold": "the [alerts] setting the value was compared with",
+    "volume": "sends or recipients a rate is over",
     "is_estimate": "true when bounces were attributed to the mailbox by its share of a campaign's sends",
-    "first_seen_at": "service clock when the subject first breached the rule",
-    "last_seen_at": "service clock of the last evaluation that found the breach",
+    "detail": "the breach in words",
+    "first_seen_at": "service clock (UTC) when the subject first breached the rule",
+    "last_seen_at": "service clock (UTC) of the last evaluation that found the breach",
+    "opened_at": "service clock (UTC) when the incident last opened",
+    "resolved_at": "service clock (UTC) when the rule last stopped finding the breach",
+    "acknowledged_at": "wall clock (UTC) of outreach alerts ack",
+    "times_opened": "how many times the incident opened",
     "notified_open": "outcome of the open notification per target (sent, failed: reason, no targets)",
     "notified_resolve": "outcome of the resolve notification per target",
+    "updated_at": "wall clock (UTC) of the last change to the row",
 }
 
 
