@@ -34,6 +34,14 @@ class Db:
             self._tables = {(str(a), str(b)) for a, b in rows}
         return (schema, table) in self._tables
 
+    def columns(self, schema: str, table: str) -> set[str]:
+        rows = self.con.execute(
+            "select column_name from duckdb_columns() where database_name = 'warehouse' and schema_name = ? "
+            "and table_name = ?",
+            [schema, table],
+        ).fetchall()
+        return {str(r[0]) for r in rows}
+
     def forget_tables(self) -> None:
         self._tables = None
 

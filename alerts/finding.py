@@ -34,12 +34,18 @@ def service_now(db: Db) -> datetime | None:
     """The service's clock as the warehouse knows it: the newest service timestamp loaded (the account's
     `observed_at`, sends, replies, webhook events); the same rule as models' stg_service_clock."""
     parts = [
-        ("workspaces", "max(observed_at)"),
-        ("campaign_recipients", "max(greatest(last_sent_at, bounced_at, replied_at))"),
-        ("replies", "max(received_at)"),
-        ("events", "max(created_at)"),
+        ("workspaces", "observed_at"),
+        ("campaign_recipients", "last_sent_at"),
+        ("campaign_recipients", "bounced_at"),
+        ("campaign_recipients", "replied_at"),
+        ("replies", "received_at"),
+        ("events", "created_at"),
     ]
-    found = [db.scalar(f"select {expr} from outreach.{table}") for table, expr in parts if db.has("outreach", table)]
+    found = []
+    for table, column in parts:
+        # a column dlt never created (the API never sent it, or an older warehouse) is skipped, not an error
+        if db.has("outreach", table) and column in db.columns("outreach", table):
+            found.append(db.scalar(f"select max({column}) from outreach.{table}"))
     stamps = [aware(v) for v in found if v is not None]
     return max(stamps) if stamps else None
 
