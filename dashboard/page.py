@@ -102,8 +102,10 @@ def _script_json(payload: dict[str, Any]) -> str:
     return text.replace("<", "\\u003c")
 
 
-def render_page(data: ReportData, charts: Sequence[Chart], scopes: Iterable[Scope], *, source: str) -> str:
-    """The whole HTML document."""
+def render_page(
+    data: ReportData, charts: Sequence[Chart], scopes: Iterable[Scope], *, source: str, alerts: str = ""
+) -> str:
+    """The whole HTML document; `alerts` (dashboard.incidents) goes first."""
     template = pio.templates[TEMPLATE].to_plotly_json()
     store = {
         **figure_store(charts, scopes),
@@ -113,7 +115,7 @@ def render_page(data: ReportData, charts: Sequence[Chart], scopes: Iterable[Scop
     }
     written = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     as_of = _as_of(data)
-    sections = "\n".join(
+    sections = alerts + "\n".join(
         f'<section class="card{" wide" if c.key in _WIDE else ""}" id="card-{c.key}">'
         f'<h2>{html.escape(c.heading)}</h2><p class="caption">{html.escape(c.caption(data))}</p>'
         f'<div class="chart" id="chart-{c.key}" data-chart="{c.key}"></div></section>'

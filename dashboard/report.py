@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from dashboard import charts, metrics
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
+from dashboard.incidents import open_incidents_html
 from dashboard.page import Scope, render_page
 
 
@@ -130,7 +131,7 @@ def render_report(bi_path: str | Path) -> str:
     """The report's HTML for the BI file."""
     path = Path(bi_path)
     data = load(path)
-    return render_page(data, CHARTS, scopes(data), source=path.name)
+    return render_page(data, CHARTS, scopes(data), source=path.name, alerts=open_incidents_html(path))
 
 
 def write_report(bi_path: str | Path, out_path: str | Path) -> Path:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flows.cli_alerts import after_build_step, alerts_app
+
 if TYPE_CHECKING:
     from models.settings import WarehouseTarget
 
@@ -24,6 +26,7 @@ app = typer.Typer(
 )
 hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_is_help=True)
 app.add_typer(hooks_app, name="hooks")
+app.add_typer(alerts_app, name="alerts")
 
 
 class Mode(StrEnum):
@@ -56,6 +59,7 @@ def sandbox(
     rate_limit: Annotated[int, typer.Option(help="Requests a minute per key; 0 turns the limit off.")] = 120,
     latency_ms: int = 0,
     insecure_hooks: Annotated[bool, typer.Option(help="Also allow http webhook targets on loopback.")] = False,
+    scenario: Annotated[str | None, typer.Option(help="Start in a scenario: deliverability.")] = None,
 ) -> None:
     """Serve a local, stateful sandbox of the whole API until stopped."""
     from sandbox.server import serve
@@ -69,6 +73,7 @@ def sandbox(
         latency_ms=latency_ms,
         insecure_hooks=insecure_hooks,
         workspaces=workspaces,
+        scenario=scenario,
     )
 
 
@@ -226,7 +231,8 @@ def models(
     try:
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
-            report = build(duckdb_path=target.duckdb_path, destination=target.destination, publish=publish)
+            step = after_build_step(target)  # the alert rules, before the BI file is published
+            report = build(target.duckdb_path, destination=target.destination, publish=publish, before_publish=step)
     except BuildFailed as exc:
         for line in exc.problems:
             typer.echo(f"error: {line}", err=True)

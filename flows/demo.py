@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from flows import stages
+from flows import demo_alerts, stages
 from flows.shell import command, shown_path
 from pipelines import demo_guard
 from pipelines.errors import ConfigError
@@ -194,8 +194,8 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     started = time.monotonic()
     prepare_warehouse(warehouse)
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {warehouse}")
-    sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT)
-    with prefect_api(ui=False) as api:
+    sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT, scenario=demo_alerts.SCENARIO)
+    with prefect_api(ui=False) as api, demo_alerts.alert_sink() as alert_sink:
         _say(f"Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
         sandbox.start()
         try:
@@ -214,6 +214,8 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
             sandbox.stop()
     _say("")
     _say(summary_text(stages.bi_path_for(warehouse)))
+    _say("")
+    _say(demo_alerts.alerts_text(warehouse, alert_sink))
     _say("")
     _say(write_dashboard(warehouse))
     _say("")

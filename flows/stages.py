@@ -151,6 +151,13 @@ def build_models(target: Warehouse) -> Any:
     return build(destination=target.destination, publish=False)
 
 
+def evaluate_alerts(target: Warehouse) -> str:
+    """The alert rules after a build (alerts.after_build): one line; never raises."""
+    from alerts import after_build
+
+    return after_build(target)
+
+
 def write_dashboard(bi_path: str) -> str:
     """The HTML dashboard (`outreach report`) beside the BI file just published, as a markdown line.
 

@@ -157,6 +157,14 @@ def build_models_task(settings: OutreachSettings) -> Any:
         return stages.build_models(stages.warehouse(settings))
 
 
+@task(name="alerts", **_WRITER)
+def alerts_task(settings: OutreachSettings) -> str:
+    """Evaluate the alert rules on the new build: incidents, their notifications and events, the opt-in guard.
+    Never fails the run (its one line says why it did not evaluate)."""
+    with _writer(settings, "alerts"):
+        return stages.evaluate_alerts(stages.warehouse(settings))
+
+
 @task(name="publish-bi", **_WRITER)
 def publish_bi_task(settings: OutreachSettings) -> str:
     """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename (a DuckDB warehouse only: BI tools
@@ -205,6 +213,8 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, 
     tests_s = stages.data_test_seconds(report)
     clock.add("build models", max(0.0, build_clock.seconds["build"] - tests_s))
     clock.add("data tests", tests_s)
+    with clock.stage("alerts"):
+        get_run_logger().info("%s", alerts_task(_quoted(settings)))
     with clock.stage("publish BI"):
         bi_path = publish_bi_task(_quoted(settings))
     if not bi_path:  # a server warehouse: no BI file, no dashboard drawn from it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,13 @@ def build(
     publish: bool = True,
     project_dir: Path = PROJECT_DIR,
     dbt_vars: dict[str, Any] | None = None,
+    before_publish: Callable[[], None] | None = None,
 ) -> BuildReport:
     """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
     `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
+
+    `before_publish` runs after a passing build, before the BI file is published (the caller's step that
+    writes to `reporting` too, such as the alert incidents, so the BI file has them).
 
     `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
     they override the project's vars of the same name (dbt_project.yml).
@@ -53,6 +58,8 @@ def build(
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
         raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
+    if before_publish is not None:
+        before_publish()
     if publish and target.duckdb_path is not None:
         started = time.perf_counter()
         report.bi_path, rows = publish_bi(target.duckdb_path)

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -37,6 +38,17 @@ class Runtime:
         self.simulator = Simulator(self.state, self.webhooks)
         self._clock_lock = threading.Lock()
         self.closing = threading.Event()
+        self.scenario: dict[str, Any] | None = None
+        if settings.scenario is not None:
+            self.apply_scenario(settings.scenario)
+
+    def apply_scenario(self, name: str, parts: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Put the sandbox in scenario `name` now (sandbox/scenario.py), all of it or `parts`; returns what changed."""
+        from .scenario import PARTS, apply
+
+        with self._clock_lock:
+            self.scenario = apply(name, self.state, self.simulator, parts or PARTS)
+            return self.scenario
 
     def advance(self, seconds: float) -> float:
         """Simulate `seconds` of service time; returns the new simulation time."""

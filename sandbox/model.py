@@ -128,6 +128,7 @@ class Mailbox:
     created_at: float
     index: int
     next_free: float = 0.0
+    reputation_hit: float = 0.0  # points a scenario takes off the score at the next UTC midnight
     bounces_today: int = 0
     sent_total: int = 0
 
@@ -164,6 +165,7 @@ class Campaign:
     daily: dict[int, int] = field(default_factory=dict)  # UTC day number -> emails sent
     next_event: float = INF  # earliest scheduled open/click/reply/unsubscribe
     version: int = 0
+    stalled: bool = False  # a scenario's silent stall: active, recipients due, nothing sent
     _stats_cache: tuple[int, dict[str, int]] | None = None
 
     @property
@@ -322,6 +324,7 @@ class Workspace:
     _reply_views: dict[tuple[str | None, bool], list[Reply]] = field(default_factory=dict)
     _reply_views_version: int = -1
     rng: np.random.Generator | None = None  # this workspace's simulation randomness (None: the state's shared one)
+    bounce_rate: float | None = None  # share of first sends that hard-bounce (None: history.BOUNCE_RATE)
 
     def add_campaign(self, campaign: Campaign) -> None:
         self.campaigns.append(campaign)

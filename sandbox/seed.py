@@ -9,7 +9,7 @@ import numpy as np
 
 from . import vocab
 from .directory import Directory, build_directory
-from .history import seed_history
+from .history import HEALTHY_BOUNCE_RATE, seed_history
 from .model import ApiKey, Campaign, LeadList, Mailbox, Recipients, State, Workspace, new_uuid
 from .settings import SCALES, SandboxSettings, Scale
 from .timeutil import DAY
@@ -123,10 +123,13 @@ def build_state(settings: SandboxSettings) -> State:
             f"scale {settings.scale}: a workspace needs {first.people} people, the directory has {pool.size}"
         )
     cursor = 0
+    bounce_rate = HEALTHY_BOUNCE_RATE if settings.scenario == "deliverability" else None
     workspaces: list[Workspace] = []
     keys: dict[str, ApiKey] = {}
     for w, (name, plan, domain) in enumerate(WORKSPACES[: settings.workspaces]):
-        ws, cursor = _build_workspace(rng, name, plan, domain, (first, second)[w], pool, cursor, d, now, keys, w == 0)
+        ws, cursor = _build_workspace(
+            rng, name, plan, domain, (first, second)[w], pool, cursor, d, now, keys, w == 0, bounce_rate
+        )
         workspaces.append(ws)
     for k in range(len(WORKSPACES), settings.workspaces):
         wrng = np.random.default_rng([settings.seed, k])
@@ -134,7 +137,7 @@ def build_state(settings: SandboxSettings) -> State:
         start = int(wrng.integers(0, pool.size))  # its people: a window of the pool (workspaces may share people)
         window = pool[(start + np.arange(first.people)) % pool.size]
         ws, _ = _build_workspace(
-            wrng, name, EXTRA_PLANS[k % len(EXTRA_PLANS)], domain, first, window, 0, d, now, keys, False
+            wrng, name, EXTRA_PLANS[k % len(EXTRA_PLANS)], domain, first, window, 0, d, now, keys, False, bounce_rate
         )
         ws.rng = np.random.default_rng([settings.seed, k, 1])
         workspaces.append(ws)
@@ -160,6 +163,7 @@ def _build_workspace(
     now: float,
     keys: dict[str, ApiKey],
     former_admin: bool,
+    bounce_rate: float | None = None,
 ) -> tuple[Workspace, int]:
     """One seeded workspace (its keys go into `keys`).
 
@@ -174,6 +178,7 @@ def _build_workspace(
         signing_secret="whsec_" + rng.bytes(16).hex(),
         person_last_contact=np.full(d.people, np.nan),
         in_workspace=np.zeros(d.people, dtype=bool),
+        bounce_rate=bounce_rate,
     )
     for level, role in (("rw", "admin"), ("read", "admin")) + ((("rw", "former_admin"),) if former_admin else ()):
         key = ApiKey(key=f"sk_{level}_" + rng.bytes(12).hex(), workspace_id=ws.id, level=level, role=role)

@@ -61,6 +61,7 @@ def serve(
     latency_ms: int,
     insecure_hooks: bool,
     workspaces: int = 2,
+    scenario: str | None = None,
 ) -> None:
     """Serve the sandbox until interrupted (the `outreach sandbox` command)."""
     if host not in LOOPBACK:
@@ -73,6 +74,7 @@ def serve(
             latency_ms=latency_ms,
             insecure_hooks=insecure_hooks,
             workspaces=workspaces,
+            scenario=scenario,
         )
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
@@ -128,6 +130,11 @@ class _Client:
     def set_rate_limit(self, per_minute: int) -> None:
         self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
 
+    def apply_scenario(self, name: str, parts: list[str] | None = None) -> dict[str, Any]:
+        """Put the sandbox in a named scenario now (POST /_sandbox/scenario), all of it or `parts`."""
+        body: dict[str, Any] = {"name": name} | ({"parts": parts} if parts else {})
+        return dict(self._call("POST", "/_sandbox/scenario", body)["data"])
+
     def deliveries(self) -> dict[str, Any]:
         return dict(self._call("GET", "/_sandbox/hooks/deliveries"))
 
@@ -175,6 +182,7 @@ class SandboxServer(_Client):
         host: str = "127.0.0.1",
         port: int = 0,
         workspaces: int = 2,
+        scenario: str | None = None,
     ) -> None:
         if host not in LOOPBACK:
             raise ValueError(f"the sandbox listens on loopback only (127.0.0.1, localhost or ::1), not {host!r}")
@@ -185,6 +193,7 @@ class SandboxServer(_Client):
             latency_ms=latency_ms,
             insecure_hooks=insecure_hooks,
             workspaces=workspaces,
+            scenario=scenario,
         )
         self.host, self.port = host, port
         self.url = ""

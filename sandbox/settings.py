@@ -24,6 +24,9 @@ SCALES: dict[str, Scale] = {
     "large": Scale(campaigns=500, recipients=1_000_000, mailboxes=200, lists=4, list_rows=1000),
 }
 
+# Named situations a sandbox can be put in (sandbox/scenario.py, POST /_sandbox/scenario).
+SCENARIOS = ("deliverability",)
+
 # The simulation clock starts here for every seed (a Tuesday, 15:00 UTC: inside the
 # send window of the European and US East campaigns).
 SIM_START = datetime(2026, 3, 10, 15, 0, 0, tzinfo=UTC)
@@ -40,6 +43,7 @@ class SandboxSettings:
     insecure_hooks: bool = False
     start: datetime = field(default=SIM_START)
     workspaces: int = 2
+    scenario: str | None = None  # sandbox/scenario.py: applied when the sandbox starts
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -50,3 +54,5 @@ class SandboxSettings:
             raise ValueError("latency_ms must be >= 0")
         if self.workspaces < 1:
             raise ValueError("workspaces must be >= 1")
+        if self.scenario is not None and self.scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {self.scenario!r}: use one of {', '.join(SCENARIOS)}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import views
 from .content import make_replies
-from .history import BOUNCE_RATE, CLICK_RATE, FIRST_REPLY_RATE, FOLLOW_UP_REPLY_RATE, OPEN_RATE, UNSUBSCRIBE_RATE
+from .history import CLICK_RATE, FIRST_REPLY_RATE, FOLLOW_UP_REPLY_RATE, OPEN_RATE, UNSUBSCRIBE_RATE, bounce_rate_of
 from .model import ACTIVE, BOUNCED, COMPLETED, INF, REPLIED, SENT, UNSUBSCRIBED, Campaign, State, Workspace
 from .timeutil import DAY, WEEKDAYS, hhmm_minutes, iso, iso_offset, local_position
 from .vocab import REPLY_TYPE_WEIGHTS, REPLY_TYPES
@@ -69,6 +69,11 @@ class Simulator:
             for m in ws.mailboxes:
                 bounce_rate = m.bounces_today / m.sent_today if m.sent_today else 0.0
                 m.reputation_score = round(float(np.clip(m.reputation_score + 0.3 - 40 * bounce_rate, 40, 100)), 1)
+                if m.reputation_hit:
+                    m.reputation_score, m.reputation_hit = (
+                        round(max(0.0, m.reputation_score - m.reputation_hit), 1),
+                        0.0,
+                    )
                 if m.warmup_enabled:
                     m.warmup_health = round(min(100.0, m.warmup_health + 0.4), 1)
                 m.sent_today = 0
@@ -88,7 +93,7 @@ class Simulator:
     def _send(self, ws: Workspace, c: Campaign, t0: float, t1: float) -> bool:
         if c.scheduled_at is not None and c.scheduled_at > t0:
             return False
-        if ws.credits <= 0 or len(c.recipients) == 0:
+        if ws.credits <= 0 or len(c.recipients) == 0 or c.stalled:
             return False
         window = self._window(c, t0, t1)
         if window is None:
@@ -136,7 +141,7 @@ class Simulator:
         r.next_due[rows] = np.where(more, times + c.follow_up_delay_days * DAY, INF)
         r.status[rows] = np.where(was_replied, REPLIED, np.where(more, ACTIVE, SENT))
 
-        bounce = first & (rng.random(k) < BOUNCE_RATE)
+        bounce = first & (rng.random(k) < bounce_rate_of(ws))
         b_rows = rows[bounce]
         r.status[b_rows] = BOUNCED
         r.bounced[b_rows] = times[bounce] + 30

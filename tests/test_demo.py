@@ -114,6 +114,8 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
         "quick sync done",
         "duckdb",
         "sources__outreach__api_key",
+        "alerts:",  # the deliverability scenario's incident, notified to the demo's local JSON webhook
+        "open mailbox_bounce_rate: mailbox",
     ):
         assert needle in out, f"{needle!r} missing from the demo output:\n{done.stdout[-3000:]}"
     leaked = [line for line in (done.stdout + done.stderr).splitlines() if "leaked" in line]

@@ -34,12 +34,13 @@ def test_prefect_yaml_deploys_module_entrypoints_with_the_worker_side_pull_step(
     """What `prefect deploy` reads (tests/test_flows_workpool.py runs it against a real server)."""
     config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     assert config["pull"] == [{"flows.pull_steps.enter_outreach_home": {}}]
-    assert sorted(d["name"] for d in config["deployments"]) == ["batch", "full", "quick"]
+    assert sorted(d["name"] for d in config["deployments"]) == ["batch", "full", "quick", "speed-to-lead"]
     entrypoints = {d["name"]: d["entrypoint"] for d in config["deployments"]}
     assert entrypoints == {
         "quick": "flows.sync_flow.sync_all",
         "full": "flows.sync_flow.sync_all",
         "batch": "flows.sync_flow.sync_batch",
+        "speed-to-lead": "flows.alerts_flow.speed_to_lead",
     }
     for deployment in config["deployments"]:
         assert deployment["work_pool"]["name"] == "outreach-pool"
@@ -59,6 +60,7 @@ def test_deployments_have_the_stated_schedules_and_limits() -> None:
     batch_deployments = {specs[name].parameters["batch_deployment"] for name in ("quick", "full")}
     assert batch_deployments == {"sync-batch/batch"}
     assert specs["batch"].schedules == [] and specs["batch"].concurrency_limit is None
+    assert specs["speed-to-lead"].schedules == [{"cron": "*/5 * * * *", "timezone": "UTC"}]
 
     built = {d.name: d for d in build_deployments(load_prefect_yaml(ROOT / "prefect.yaml"))}
     quick, full = built["quick"], built["full"]

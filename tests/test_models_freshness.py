@@ -121,4 +121,5 @@ def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(
                                             ).fetchall()}  # fmt: skip
     finally:
         con.close()
-    assert "planted__next" in tables and len(tables) == 18
+    # the marts, the planted relation, and the alert incidents `outreach models` evaluated after its build
+    assert "planted__next" in tables and "alert_incidents" in tables and len(tables) == 20

@@ -119,9 +119,11 @@
         {%- endif -%}
         {%- do statements.append('alter ' ~ next_relation.type ~ ' ' ~ next_relation ~ ' rename to ' ~ adapter.quote(name)) -%}
     {%- endfor -%}
-    {#- objects no model builds any more (a removed model) go too, so the BI file never shows dead tables -#}
+    {#- objects no model builds any more (a removed model) go too, so the BI file never shows dead tables;
+        the tables other components keep in this schema (var kept_relations) stay -#}
     {%- for name, relation in existing.items() | sort -%}
-        {%- if name not in model_names and not name.endswith(next_suffix()) and name not in built -%}
+        {%- if name not in model_names and not name.endswith(next_suffix()) and name not in built
+            and name not in var('kept_relations', []) -%}
             {%- do statements.append(drop_relation_sql(relation)) -%}
         {%- endif -%}
     {%- endfor -%}

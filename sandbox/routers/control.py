@@ -12,6 +12,8 @@ from starlette.responses import Response
 from ..deps import runtime
 from ..drift import FLAGS
 from ..errors import JSON, invalid
+from ..scenario import PARTS
+from ..settings import SCENARIOS
 from ..timeutil import iso
 
 router = APIRouter(prefix="/_sandbox", tags=["control"])
@@ -172,6 +174,25 @@ async def credits(request: Request) -> Response:
     with rt.state.lock:
         rt.state.workspace(ws_id).credits = balance
     return JSON({"data": {"workspace_id": ws_id, "balance": balance}})
+
+
+@router.post("/scenario")
+async def scenario(request: Request) -> Response:
+    """Apply a named scenario now (sandbox/scenario.py); the answer names every id it touched."""
+    body = await read_json(request)
+    name = body.get("name")
+    parts = body.get("parts")
+    if name not in SCENARIOS:
+        raise invalid({"name": [f"name must be one of {', '.join(SCENARIOS)}."]})
+    if parts is not None and (not isinstance(parts, list) or not parts or not set(parts) <= set(PARTS)):
+        raise invalid({"parts": [f"parts must be a non-empty list of {', '.join(PARTS)}."]})
+    return JSON({"data": runtime(request).apply_scenario(name, tuple(parts) if parts else None)})
+
+
+@router.get("/scenario")
+async def last_scenario(request: Request) -> Response:
+    """What the last scenario changed (null when none was applied)."""
+    return JSON({"data": runtime(request).scenario})
 
 
 @router.get("/hooks/deliveries")

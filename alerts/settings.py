@@ -1,0 +1,100 @@
+"""The settings of alerting and the guard: section ``[alerts]`` of ``.dlt/config.toml``, the dlt way.
+
+dlt fills each field from ``ALERTS__<NAME>`` environment variables or ``[alerts]`` in ``.dlt/config.toml``
+(``ALERTS__TARGETS`` as a JSON list of Apprise URLs). Apprise URLs may hold tokens and passwords: they are
+secrets, never logged or shown (`masked_target` shows the scheme only).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from dlt.common.configuration import configspec, resolve_configuration
+from dlt.common.configuration.specs import BaseConfiguration
+
+from pipelines.errors import ConfigError
+
+
+@configspec
+class AlertSettings(BaseConfiguration):
+    """Every setting of `[alerts]`; each rule's threshold has its own (README, "Alerts")."""
+
+    targets: list[str] | None = None
+    """Apprise URLs notified on open and resolve: a TOML list, or a JSON list in ALERTS__TARGETS"""
+    auto_pause: bool = False
+    """the guard pauses mailboxes and campaigns with an open bounce-rate incident (needs a read-write key)"""
+    max_pauses_per_run: int = 3
+    """the guard pauses at most this many mailboxes and campaigns per run"""
+    notify_retries: int = 2
+    """retries of a failing notification target (after the first attempt)"""
+    notify_timeout_s: float = 10.0
+    """seconds a notification target may take to answer"""
+    mailbox_bounce_rate: float = 0.02
+    """bounces over sends in the last 28 days, per mailbox (fraction)"""
+    campaign_bounce_rate: float = 0.02
+    """bounced over contacted recipients in the last 28 days, per campaign (fraction)"""
+    min_sends: int = 20
+    """the bounce-rate rules judge a mailbox or campaign only from this many sends in the window"""
+    mailbox_reputation_drop: float = 10.0
+    """points the reputation score fell within 7 days"""
+    warmup_health_low: float = 80.0
+    """warmup health score below this, with warmup on"""
+    mailbox_at_limit: int = 3
+    """days in a row that sent_today reached daily_send_limit"""
+    campaign_stalled: float = 48.0
+    """hours an active campaign with pending recipients sent nothing"""
+    positive_reply_waiting: float = 2.0
+    """hours a positive reply stays unread"""
+    sync_stale: float = 30.0
+    """minutes since a workspace's last successful sync (twice the quick sync's 15-minute schedule)"""
+
+    __section__: ClassVar[str] = "alerts"
+
+    def __repr__(self) -> str:  # targets hidden: they carry tokens
+        return f"AlertSettings(targets={len(self.target_list())}, auto_pause={self.auto_pause})"
+
+    def target_list(self) -> list[str]:
+        """The Apprise URLs: a list, or a JSON list in a string; a single URL string is one target."""
+        value: Any = self.targets
+        if not value:
+            return []
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    raise ConfigError(
+                        "alerts.targets is not a JSON list: set ALERTS__TARGETS='[\"json://host/path\"]'"
+                    ) from None
+            else:
+                value = [text]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ConfigError('alerts.targets must be a list of Apprise URLs, e.g. ["json://localhost:8080/hook"]')
+        return [v.strip() for v in value]
+
+    def threshold(self, rule: str) -> float:
+        return float(getattr(self, rule))
+
+
+def resolve_alert_settings(**explicit: Any) -> AlertSettings:
+    """`[alerts]` settings: `explicit` values (None = not given) over dlt configuration over defaults."""
+    given = {k: v for k, v in explicit.items() if v is not None}
+    try:
+        settings = resolve_configuration(AlertSettings(), explicit_value=given or None)
+    except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
+        raise ConfigError(f"[alerts] settings cannot be read: {str(exc).splitlines()[0]}") from None
+    if settings.max_pauses_per_run < 0:
+        raise ConfigError("alerts.max_pauses_per_run must be 0 or more")
+    settings.target_list()  # a malformed list fails here, at the edge
+    return settings
+
+
+def masked_target(url: str) -> str:
+    """What a log line may show of an Apprise URL: its scheme and host, never a token or password."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return "<target>"
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
+    return f"{scheme}://{host}/…"

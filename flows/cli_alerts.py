@@ -1,0 +1,161 @@
+"""`outreach alerts`: open incidents, acknowledge one, test the targets, run the guard, check replies now."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from models.settings import WarehouseTarget
+
+alerts_app = typer.Typer(
+    help="Alert incidents (reporting.alert_incidents), their notifications and the deliverability guard.",
+    invoke_without_command=True,
+)
+
+DuckdbOption = Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")]
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+def _warehouse(duckdb: Path | None) -> Any:
+    from pipelines.destination import warehouse_target
+
+    return warehouse_target(duckdb_path=duckdb)
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
+
+
+@alerts_app.callback()
+def alerts(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Also resolved incidents.")] = False,
+    duckdb: DuckdbOption = None,
+) -> None:
+    """List open (and acknowledged) incidents; every incident with --all. No API request."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from alerts.db import connect
+    from alerts.store import list_incidents
+    from pipelines.errors import OutreachError
+
+    try:
+        with connect(_warehouse(duckdb)) as db:
+            rows = list_incidents(db, include_all=all_)
+    except OutreachError as exc:
+        _fail(str(exc))
+    if json_output:
+        typer.echo(json.dumps([_jsonable(r) for r in rows], indent=1, default=str))
+        return
+    if not rows:
+        typer.echo("no open incidents" if not all_ else "no incidents")
+        return
+    for r in rows:
+        estimate = " (estimated)" if r.get("is_estimate") else ""
+        typer.echo(
+            f"{r['incident_id']}  {r['state']:<12} {r['rule']:<24} {r['subject_type']} "
+            f"{r.get('subject_label') or r['subject_id']}: {r.get('detail') or ''} "
+            f"[value {float(r['value']):.4g}{estimate}, threshold {float(r['threshold']):.4g}, "
+            f"since {str(r['opened_at'])[:16]}]"
+        )
+
+
+@alerts_app.command("ack")
+def ack(incident_id: Annotated[str, typer.Argument(metavar="ID")], duckdb: DuckdbOption = None) -> None:
+    """Acknowledge an open incident: no further notice until it resolves."""
+    from alerts.db import connect
+    from alerts.store import acknowledge
+    from pipelines.errors import OutreachError
+
+    try:
+        with connect(_warehouse(duckdb)) as db:
+            row = acknowledge(db, incident_id)
+    except OutreachError as exc:
+        _fail(str(exc))
+    if row is None:
+        _fail(f"no incident {incident_id}: `outreach alerts --all` lists them")
+        return
+    typer.echo(f"{incident_id} {row['state']}: {row['rule']} {row.get('subject_label') or row['subject_id']}")
+
+
+@alerts_app.command("test")
+def test_targets() -> None:
+    """Send one test notification to every target of [alerts] targets and report each result."""
+    from alerts.notify import notify_all
+    from alerts.settings import resolve_alert_settings
+    from pipelines.errors import OutreachError
+
+    try:
+        settings = resolve_alert_settings()
+    except OutreachError as exc:
+        _fail(str(exc))
+        return
+    if not settings.target_list():
+        _fail("no targets: set [alerts] targets in .dlt/config.toml or ALERTS__TARGETS='[\"json://host/path\"]'")
+    deliveries = notify_all("[outreach] test notification", "outreach alerts test: this target works.", settings)
+    for d in deliveries:
+        typer.echo(d.line())
+    if not all(d.ok for d in deliveries):
+        raise typer.Exit(1)
+
+
+@alerts_app.command("guard")
+def guard(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be paused; change nothing.")] = False,
+    duckdb: DuckdbOption = None,
+) -> None:
+    """Pause mailboxes and campaigns with an open bounce-rate incident ([alerts] auto_pause must be true)."""
+    from alerts.db import connect
+    from alerts.guard import run_guard
+    from alerts.settings import resolve_alert_settings
+    from pipelines.config import resolve_settings
+    from pipelines.errors import OutreachError
+
+    try:
+        settings = resolve_alert_settings()
+        if not settings.auto_pause and not dry_run:
+            _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
+        with connect(_warehouse(duckdb)) as db:
+            run_guard(db, settings, resolve_settings(), dry_run=dry_run, echo=typer.echo)
+    except OutreachError as exc:
+        _fail(str(exc))
+
+
+@alerts_app.command("replies")
+def replies(
+    spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    duckdb: DuckdbOption = None,
+) -> None:
+    """Load the webhook spool and evaluate positive_reply_waiting now (the speed-to-lead deployment's step)."""
+    from flows.alerts_flow import check_replies
+    from pipelines.errors import OutreachError
+
+    try:
+        run = check_replies(spool, duckdb, echo=typer.echo)
+    except OutreachError as exc:
+        _fail(str(exc))
+        return
+    typer.echo(f"{run.events_loaded} event(s) loaded; {run.summary()}")
+
+
+def after_build_step(target: WarehouseTarget) -> Callable[[], None]:
+    """`outreach models`' step between a passing build and the BI publish: evaluate the rules, say one line."""
+
+    def step() -> None:
+        from alerts import after_build
+        from pipelines.destination import warehouse_target
+
+        warehouse = warehouse_target(duckdb_path=target.duckdb_path, destination=target.destination)
+        typer.echo(after_build(warehouse, echo=lambda line: typer.echo(line, err=True)), err=True)
+
+    return step

@@ -1,0 +1,95 @@
+"""Notifications: a JSON webhook target receives them; a target that refuses or times out is retried, logged in
+one line, and recorded, never raised; `outreach alerts test` reports each target."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from alerts.notify import message, notify_all, outcome
+from alerts.settings import AlertSettings, masked_target, resolve_alert_settings
+from flows.cli import app
+from pipelines.errors import ConfigError
+from tests.alerts_support import refused_url, sink
+
+INCIDENT = {
+    "incident_id": "abc123def456",
+    "rule": "mailbox_bounce_rate",
+    "subject_type": "mailbox",
+    "subject_id": "m-1",
+    "subject_label": "ann@example.com",
+    "value": 0.066,
+    "threshold": 0.02,
+    "is_estimate": True,
+    "workspace_id": "w-1",
+    "detail": "16.7 bounces over 252 sends in 28 days",
+}
+
+
+def _settings(*targets: str, **kw: object) -> AlertSettings:
+    return resolve_alert_settings(targets=list(targets), notify_retries=1, notify_timeout_s=1.0, **kw)
+
+
+def test_a_json_webhook_receives_the_incident_with_rule_and_subject_in_the_title() -> None:
+    with sink() as s:
+        title, body = message("opened", INCIDENT)
+        deliveries = notify_all(title, body, _settings(s.url))
+    assert [d.ok for d in deliveries] == [True]
+    assert s.titles() == ["[outreach] OPEN mailbox_bounce_rate: mailbox ann@example.com"]
+    assert "(estimated)" in s.received[0]["message"] and "outreach alerts ack abc123def456" in s.received[0]["message"]
+    assert outcome(deliveries) == "json://127.0.0.1:" + str(s.port) + "/…: sent"
+
+
+def test_a_refusing_target_is_retried_logged_in_one_line_and_the_others_still_get_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    bad = refused_url()
+    with sink() as s, caplog.at_level(logging.WARNING, logger="alerts.notify"):
+        deliveries = notify_all("t", "b", _settings(bad, s.url))
+    assert [d.ok for d in deliveries] == [False, True]
+    assert deliveries[0].attempts == 2  # notify_retries = 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "alerts.notify"]
+    assert len(lines) == 1 and "failed after 2 attempt(s)" in lines[0] and "\n" not in lines[0]
+    assert len(s.received) == 1
+
+
+def test_a_target_that_times_out_fails_within_its_timeout_and_retries() -> None:
+    with sink(delay_s=3.0) as slow:
+        started = time.monotonic()
+        (delivery,) = notify_all("t", "b", _settings(slow.url))
+        elapsed = time.monotonic() - started
+    assert not delivery.ok and delivery.attempts == 2
+    assert elapsed < 6.0, elapsed  # two 1 s timeouts and one back-off, not two 3 s answers
+
+
+def test_targets_come_from_the_environment_as_a_json_list_and_are_never_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ALERTS__TARGETS", '["slack://TokenA/TokenB/TokenC", "json://localhost:9/x"]')
+    settings = resolve_alert_settings()
+    assert settings.target_list() == ["slack://TokenA/TokenB/TokenC", "json://localhost:9/x"]
+    assert "Token" not in repr(settings) and masked_target("mailtos://user:secret@smtp.example.com/x") == (
+        "mailtos://smtp.example.com/…"
+    )
+    assert settings.auto_pause is False and settings.max_pauses_per_run == 3
+    monkeypatch.setenv("ALERTS__MAX_PAUSES_PER_RUN", "-1")
+    with pytest.raises(ConfigError, match="max_pauses_per_run"):
+        resolve_alert_settings()
+
+
+def test_outreach_alerts_test_reports_each_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = refused_url()
+    with sink() as s:
+        monkeypatch.setenv("ALERTS__TARGETS", f'["{s.url}", "{bad}"]')
+        monkeypatch.setenv("ALERTS__NOTIFY_RETRIES", "0")
+        result = CliRunner().invoke(app, ["alerts", "test"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert lines[0].endswith(": sent") and "failed after 1 attempt(s)" in lines[1]
+    assert s.titles() == ["[outreach] test notification"]
+    monkeypatch.delenv("ALERTS__TARGETS")
+    result = CliRunner().invoke(app, ["alerts", "test"])
+    assert result.exit_code == 1 and "no targets" in result.output
