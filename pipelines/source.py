@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import dlt
@@ -27,8 +27,10 @@ from pipelines.batch import Batch, KnownBody, WorkspacePlan, guarded
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
 from pipelines.plan import interleave
+from pipelines.quarantine import REPLY_BODY_ENDPOINT, TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import recipients_table, reply_row, stats_rows, with_workspace, workspace_row
+from pipelines.timestamps import parse_optional
 from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,9 @@ log = logging.getLogger(__name__)
 __all__ = ["outreach_source"]
 
 
-@dlt.source(name=S.SOURCE_NAME)
+# Values are typed before dlt sees them (`WorkspacePlan.admit`); a value dlt would still have to put in a
+# variant column is an error, never a silent NULL in the typed column.
+@dlt.source(name=S.SOURCE_NAME, schema_contract={"data_type": "freeze"})
 def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResource]:
     """All tables of the batch's workspaces.
 
@@ -73,8 +77,9 @@ def workspaces(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             row = workspace_row(plan.workspace.account, batch.synced_at)
             row["observed_at"] = plan.service_time()
-            rows.append(row)
-            plan.add_rows("workspaces", 1)
+            kept = plan.admit("workspaces", [(plan.workspace.account, row)])
+            rows += kept
+            plan.add_rows("workspaces", len(kept))
         if rows:
             yield rows
 
@@ -94,8 +99,10 @@ def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
         for plan in batch.ok_plans:
             row = workspace_row(plan.workspace.account, batch.synced_at)
             del row["synced_at"]
-            rows.append(row)
-            plan.add_rows("workspace_history", 1)
+            kept = plan.admit("workspace_history", [(plan.workspace.account, row)])
+            if _keeps_history(plan, "workspace_history", kept):
+                rows += kept
+                plan.add_rows("workspace_history", len(kept))
         if rows:
             yield rows
 
@@ -108,9 +115,15 @@ def campaigns(batch: Batch, boundary: datetime) -> DltResource:
     @dlt.resource(name="campaigns", write_disposition=_scd2(boundary), columns=S.columns_for("campaigns"))
     def _campaigns() -> Iterator[list[dict[str, Any]]]:
         for plan in batch.ok_plans:
-            rows = with_workspace(plan.campaigns, plan.workspace_id, "campaigns")
-            plan.add_rows("campaigns", len(rows))
-            if rows:
+            rows = [
+                row
+                for c in plan.campaigns
+                for row in plan.admit(
+                    "campaigns", [(c, with_workspace(c, plan.workspace_id))], plan.campaign_pages.get(str(c["id"]))
+                )
+            ]
+            if _keeps_history(plan, "campaigns", rows):
+                plan.add_rows("campaigns", len(rows))
                 yield rows
 
     return _campaigns()
@@ -120,9 +133,9 @@ def email_accounts(batch: Batch, boundary: datetime) -> DltResource:
     @dlt.resource(name="email_accounts", write_disposition=_scd2(boundary), columns=S.columns_for("email_accounts"))
     def _email_accounts() -> Iterator[list[dict[str, Any]]]:
         for plan in batch.ok_plans:
-            rows = with_workspace(plan.mailboxes, plan.workspace_id, "email_accounts")
-            plan.add_rows("email_accounts", len(rows))
-            if rows:
+            rows = plan.admit("email_accounts", [(m, with_workspace(m, plan.workspace_id)) for m in plan.mailboxes])
+            if _keeps_history(plan, "email_accounts", rows):
+                plan.add_rows("email_accounts", len(rows))
                 yield rows
 
     return _email_accounts()
@@ -139,7 +152,9 @@ def webhook_event_types(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             if plan.event_types is None:
                 continue
-            rows = [{**item, "workspace_id": plan.workspace_id} for item in plan.event_types]
+            rows = plan.admit(
+                "webhook_event_types", [(item, with_workspace(item, plan.workspace_id)) for item in plan.event_types]
+            )
             plan.add_rows("webhook_event_types", len(rows))
             if rows:
                 yield rows
@@ -169,6 +184,10 @@ def campaign_stats(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             for campaign_id, data in plan.stats.items():
                 head, variants, daily = stats_rows(data, campaign_id, plan.workspace_id, batch.synced_at)
+                if not plan.admit("campaign_stats", [(data, head)]):
+                    continue
+                variants = plan.admit("campaign_variants", [(dict(v), v) for v in variants])
+                daily = plan.admit("campaign_daily_sends", [(dict(d), d) for d in daily])
                 plan.add_rows("campaign_stats", 1)
                 yield head
                 if variants:
@@ -228,12 +247,32 @@ def campaign_recipients(batch: Batch) -> DltResource:
     def _flush(pending: dict[str, list[Any]], owners: dict[str, WorkspacePlan]) -> Iterator[Any]:
         for workspace_id, rows in pending.items():
             if rows:
-                table = _id_required(recipients_table(rows, workspace_id, batch.synced_at))
-                owners[workspace_id].add_rows("campaign_recipients", table.num_rows)
-                yield table
+                plan = owners[workspace_id]
+
+                def reject(position: int | None, reason: str, raw: Any, plan: WorkspacePlan = plan) -> None:
+                    page = None if position is None else position // S.PER_PAGE_RECIPIENTS + 1
+                    plan.reject(TABLE_ENDPOINTS["campaign_recipients"], page, reason, raw)
+
+                table = _id_required(recipients_table(rows, workspace_id, batch.synced_at, reject))
+                plan.add_rows("campaign_recipients", table.num_rows)
+                if table.num_rows:
+                    yield table
         pending.clear()
 
     return _recipients()
+
+
+def _keeps_history(plan: WorkspacePlan, table: str, rows: list[dict[str, Any]]) -> bool:
+    """Whether this workspace's rows of an scd2 table load this run. Not when a record of its list was
+    rejected: scd2 retires every stored version the load does not carry, and a record without an id
+    might be any of them, so the stored versions stay current until a run reads the list cleanly."""
+    if table in plan.protected_tables:
+        log.warning(
+            "workspace %s: %s not updated this run: the API sent a record that could not be loaded",
+            plan.workspace_id, table,
+        )  # fmt: skip
+        return False
+    return bool(rows)
 
 
 def _id_required(table: pa.Table) -> pa.Table:
@@ -241,18 +280,6 @@ def _id_required(table: pa.Table) -> pa.Table:
     table), so dlt finds the arrow schema and its own hints agree."""
     index = table.schema.get_field_index("id")
     return table.cast(table.schema.set(index, table.schema.field(index).with_nullable(False)))
-
-
-def _parse_ts(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, str) and value:
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
 
 
 class _ReplyRun:
@@ -294,7 +321,7 @@ def _reply_task(batch: Batch, reader: WarehouseReader, run: _ReplyRun) -> Callab
 def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: Emit) -> None:
     """Page one workspace's replies; emit (plan, rows) per chunk, bodies settled."""
     plan = run.plan
-    cursor = _parse_ts(plan.state.reply_cursor) if batch.mode == "quick" else None
+    cursor = parse_optional(plan.state.reply_cursor) if batch.mode == "quick" else None
     stop_at = cursor - timedelta(seconds=batch.reply_lookback_s) if cursor else None
     newest: datetime | None = cursor
     chunk: list[dict[str, Any]] = []
@@ -302,10 +329,12 @@ def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: E
         plan.progress.page("replies")
         reached = False
         for item in page.items:
-            if not isinstance(item, Mapping) or not item.get("id"):
-                log.warning("replies: skipped a record without id")
+            shaped = reply_row(item, plan.workspace_id, batch.synced_at) if isinstance(item, Mapping) else {}
+            admitted = plan.admit("replies", [(item, shaped)], page.current_page)
+            if not admitted:
                 continue
-            received = _parse_ts(item.get("received_at"))
+            row = admitted[0]
+            received = row.get("received_at") if isinstance(row.get("received_at"), datetime) else None
             if stop_at is not None and received is not None and received < stop_at:
                 reached = True
                 continue
@@ -315,7 +344,7 @@ def _list_replies(batch: Batch, reader: WarehouseReader, run: _ReplyRun, emit: E
             if rid in run.seen:
                 continue
             run.seen.add(rid)
-            chunk.append(reply_row(item, plan.workspace_id, batch.synced_at))
+            chunk.append(row)
         # settle rows chunk by chunk: holding them all until the list ends kept every reply of a full
         # sync in memory (hundreds of thousands on a large workspace)
         if len(chunk) >= S.REPLY_BODY_CHUNK_ROWS:
@@ -407,6 +436,7 @@ def _body_task(batch: Batch, plan: WorkspacePlan, rid: str) -> Callable[[Emit], 
         out = reply_row(full, plan.workspace_id, batch.synced_at)
         out["body"] = full.get("body")
         out["body_fetched_at"] = batch.synced_at
-        emit((plan, out))
+        for row in plan.admit("replies", [(full, out)], endpoint=REPLY_BODY_ENDPOINT):
+            emit((plan, row))
 
     return guarded(plan, work)
