@@ -102,9 +102,11 @@ class WorkspacePlan:
         items: Iterable[tuple[Any, dict[str, Any]]],
         page: int | None = None,
         endpoint: str | None = None,
+        count: bool = True,
     ) -> list[dict[str, Any]]:
         """The rows that can be loaded, of (API record, row) pairs; the others are rejected. A row needs
-        its primary key and values that can be typed (`DriftGuard.check`, which types them in place)."""
+        its primary key and values that can be typed (`DriftGuard.check`, which types them in place).
+        `count=False`: records whose drift was counted already (see `DriftGuard.check`)."""
         guard = self.guard if self.guard is not None else DriftGuard.default()
         key = PRIMARY_KEYS.get(table, ("id",))
         kept: list[dict[str, Any]] = []
@@ -112,7 +114,7 @@ class WorkspacePlan:
             # nested objects copied: typing a row in place must leave the record as the API sent it
             row = {k: copy.deepcopy(v) if isinstance(v, (dict, list)) else v for k, v in shaped.items()}
             missing = [name for name in key if row.get(name) in (None, "")]
-            reason = f"no {', '.join(missing)} (primary key)" if missing else guard.check(table, row)
+            reason = f"no {', '.join(missing)} (primary key)" if missing else guard.check(table, row, count)
             if reason is None:
                 kept.append(row)
             else:

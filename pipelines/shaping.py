@@ -402,29 +402,34 @@ class DriftGuard:
                         types.setdefault(table, {})[name] = str(column["data_type"])
         return cls(types)
 
-    def check(self, table: str, row: dict[str, Any]) -> str | None:
+    def check(self, table: str, row: dict[str, Any], count: bool = True) -> str | None:
         """Type `row` in place (nested objects by their ``a__b`` column) and count what was coerced; returns
         why it cannot be typed (the columns and their types, never the values), or None when it can.
 
         Timestamps (a timestamp column, or a column named ``*_at``) become UTC datetimes through
         `pipelines.timestamps.parse_instant`; other values of another JSON type are coerced when nothing is
         lost. A row with a value that cannot be typed must be rejected (pipelines.quarantine): it never
-        reaches dlt, so no value becomes a NULL or a variant column."""
-        self._count_enums(table, row.get)
-        bad = self._walk(table, self.types.get(table, {}), row, "")
+        reaches dlt, so no value becomes a NULL or a variant column. `count=False`: a record counted
+        already (a reply read again with its body)."""
+        if count:
+            self._count_enums(table, row.get)
+        counts = self.counts if count else DriftCounts()
+        bad = self._walk(table, self.types.get(table, {}), row, "", counts)
         if not bad:
             return None
         with self._lock:
-            self.counts.uncoerced.update(f"{table}.{column}" for column, _ in bad)
+            counts.uncoerced.update(f"{table}.{column}" for column, _ in bad)
         return "cannot be typed: " + ", ".join(f"{column} as {data_type}" for column, data_type in bad)
 
-    def _walk(self, table: str, types: Mapping[str, str], node: dict[str, Any], prefix: str) -> list[tuple[str, str]]:
+    def _walk(
+        self, table: str, types: Mapping[str, str], node: dict[str, Any], prefix: str, counts: DriftCounts
+    ) -> list[tuple[str, str]]:
         bad: list[tuple[str, str]] = []
         for key, value in list(node.items()):
             column = f"{prefix}{key}"
             if isinstance(value, dict):
                 if types.get(column) != "json":
-                    bad += self._walk(table, types, value, f"{column}__")
+                    bad += self._walk(table, types, value, f"{column}__", counts)
                 continue
             if value is None or isinstance(value, list):
                 continue
@@ -437,7 +442,7 @@ class DriftGuard:
                     continue
                 if not (isinstance(value, datetime) or (isinstance(value, str) and _ISO_LIKE.match(value))):
                     with self._lock:
-                        self.counts.coerced[f"{table}.{column}"] += 1
+                        counts.coerced[f"{table}.{column}"] += 1
                 continue
             natural = _NATURAL.get(data_type or "")
             if natural is None or (
@@ -452,7 +457,7 @@ class DriftGuard:
                 continue
             node[key] = converted
             with self._lock:
-                self.counts.coerced[f"{table}.{column}"] += 1
+                counts.coerced[f"{table}.{column}"] += 1
         return bad
 
     def arrow(self, table: str, data: pa.Table) -> pa.Table:

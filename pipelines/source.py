@@ -184,8 +184,10 @@ def campaign_stats(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             for campaign_id, data in plan.stats.items():
                 head, variants, daily = stats_rows(data, campaign_id, plan.workspace_id, batch.synced_at)
-                if not plan.admit("campaign_stats", [(data, head)]):
+                admitted = plan.admit("campaign_stats", [(data, head)])
+                if not admitted:
                     continue
+                head = admitted[0]
                 variants = plan.admit("campaign_variants", [(dict(v), v) for v in variants])
                 daily = plan.admit("campaign_daily_sends", [(dict(d), d) for d in daily])
                 plan.add_rows("campaign_stats", 1)
@@ -436,7 +438,8 @@ def _body_task(batch: Batch, plan: WorkspacePlan, rid: str) -> Callable[[Emit], 
         out = reply_row(full, plan.workspace_id, batch.synced_at)
         out["body"] = full.get("body")
         out["body_fetched_at"] = batch.synced_at
-        for row in plan.admit("replies", [(full, out)], endpoint=REPLY_BODY_ENDPOINT):
+        # its list item was counted already: a reply is one record, read twice
+        for row in plan.admit("replies", [(full, out)], endpoint=REPLY_BODY_ENDPOINT, count=False):
             emit((plan, row))
 
     return guarded(plan, work)
