@@ -506,8 +506,7 @@ class DriftGuard:
 def _coerce_json(value: Any, data_type: str) -> Any:
     """`value` (a JSON scalar) as a value of dlt `data_type` when nothing is lost, else `_NOTHING`:
     numbers only from plain decimal text (or an integral float), booleans only from true/false, text from
-    numbers and booleans (their JSON spelling). A refused value reaches dlt as it is: dlt puts it in a
-    variant column (or, for a few pairs such as "yes" -> true, converts it its own way)."""
+    numbers and booleans (their JSON spelling). A refused value rejects its record (`DriftGuard.check`)."""
     if data_type == "bigint":
         if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             return int(value)
