@@ -102,3 +102,13 @@ def test_a_reply_without_id_fails_the_cli_in_one_line_and_status_shows_it(make_s
     assert ws["runs"][0]["outcome"] == "rejected"
     assert ws["last_error"].startswith("GET /replies: 1 record rejected")
     assert replies == query(db, "select count(*) from outreach.replies")[0][0]
+
+
+def test_secrets_never_reach_the_rejected_record() -> None:
+    from pipelines.quarantine import REDACTED, rejected_row, rejection
+
+    raw = {"id": None, "name": "C", "webhook": {"signing_secret": "whsec_1", "url": "u"}, "api_key": "sk_1"}
+    row = rejected_row("run", "ws", rejection("GET /campaigns", 1, "no id (primary key)", raw))
+    stored = json.loads(row["raw"])
+    assert stored == {"id": None, "name": "C", "webhook": {"signing_secret": REDACTED, "url": "u"}, "api_key": REDACTED}
+    assert "whsec_1" not in row["raw"] and "sk_1" not in row["raw"]
