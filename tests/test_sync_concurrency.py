@@ -101,3 +101,42 @@ def test_a_load_left_pending_is_finished_by_the_next_run_which_says_so(
     # the quick run planned on the state the pending load committed: an idle quick sync's 4 requests
     assert sb.metrics()["requests"] == 4
     assert_warehouse_equals_api(db, api_truth(sb.base_url, key), check_bodies=False)
+
+
+def test_a_pending_load_the_warehouse_refuses_is_rolled_back_and_read_again(
+    make_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pipelines.accounts import check_keys
+    from pipelines.config import resolve_settings
+    from pipelines.destination import warehouse_target
+    from pipelines.extract import extract_batch
+    from pipelines.run import new_run_id, run_sync
+
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb)[0]
+    db = tmp_path / "outreach.duckdb"
+    settings = resolve_settings(
+        base_url=sb.base_url,
+        duckdb_path=db,
+        pipelines_dir=tmp_path / "p",
+        spool_dir=tmp_path / "none",
+        rate_limit_per_minute=0,
+        reply_body_cap=100_000,
+    )
+    warehouse = warehouse_target(settings)
+    warehouse.create_if_missing()
+    (workspace,) = check_keys([key], sb.base_url)
+    extracted = extract_batch([workspace], mode="full", settings=settings, warehouse=warehouse, run_id=new_run_id())
+    (load_id,) = extracted.pipeline.list_normalized_load_packages()
+    package = Path(extracted.pipeline.pipelines_dir) / extracted.pipeline.pipeline_name / "load" / "normalized"
+    damaged = sorted((package / load_id / "new_jobs").glob("campaign_recipients.*"))
+    assert damaged
+    for path in damaged:  # a package damaged on disk: the warehouse cannot load it
+        path.write_bytes(b"not parquet")
+    del extracted
+
+    caplog.set_level(logging.WARNING)
+    run_sync(mode="full", api_keys=[key], base_url=sb.base_url, settings=settings, progress=False)
+    said = [r.getMessage() for r in caplog.records if "rolled back" in r.getMessage()]
+    assert said and "read from the API again" in said[0], caplog.text
+    assert_warehouse_equals_api(db, api_truth(sb.base_url, key))
