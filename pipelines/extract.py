@@ -136,7 +136,7 @@ def extract_batch(
 
 def finish_pending(pipeline: Any, lock: Any = None) -> None:
     """Load what a killed or failed run of this pipeline left pending, before planning (the plan then reads
-    the state it committed), and say so; a package the warehouse refuses is dropped, and said so: its
+    the state it committed), and say so; a package the warehouse refuses is aborted, and said so: its
     state never committed, so this run reads that data from the API again. The caller holds the
     pipeline's turn (`pipelines.turns`), so no other run is loading it."""
     pending = list(pipeline.list_extracted_load_packages()) + list(pipeline.list_normalized_load_packages())
@@ -153,7 +153,7 @@ def finish_pending(pipeline: Any, lock: Any = None) -> None:
             if info is not None:
                 info.raise_on_failed_jobs()
     except Exception as exc:  # noqa: BLE001 - rolled back instead: nothing of it committed its state
-        pipeline.drop_pending_packages()
+        pipeline.abort_packages()
         log.warning(
             "pipeline %s: rolled back the pending load(s) (%s); their data is read from the API again",
             pipeline.pipeline_name, explain(exc, None),
