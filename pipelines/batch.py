@@ -8,9 +8,10 @@ rows already extracted still load (they are what the API said), but its state do
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -20,7 +21,10 @@ from pipelines.client import OutreachClient
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
+from pipelines.quarantine import TABLE_ENDPOINTS, Rejection, protected_tables, rejection
 from pipelines.recipient_pages import PageGuide, StoredCampaign
+from pipelines.settings import PRIMARY_KEYS
+from pipelines.shaping import DriftGuard
 from pipelines.state import WorkspaceState
 
 log = logging.getLogger(__name__)
@@ -64,6 +68,7 @@ class WorkspacePlan:
     progress: WorkspaceProgress
     state: WorkspaceState
     campaigns: list[dict[str, Any]] = field(default_factory=list)
+    campaign_pages: dict[str, int] = field(default_factory=dict)  # campaign id -> its page of the list
     fingerprints: dict[str, str] = field(default_factory=dict)  # new ones, from this run's campaign list
     changed_campaign_ids: list[str] = field(default_factory=list)
     campaigns_from_events: list[str] = field(default_factory=list)  # of them, only a webhook event says changed
@@ -76,6 +81,9 @@ class WorkspacePlan:
     counters: dict[str, int] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
     error: BaseException | None = None
+    rejections: list[Rejection] = field(default_factory=list)  # records that could not be loaded
+    planned_rejections: int = 0  # of them, found while planning (kept when an extraction is done again)
+    guard: DriftGuard | None = None  # types and coerces rows (pipelines.extract sets one per workspace)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -99,6 +107,43 @@ class WorkspacePlan:
             self.counters.clear()
             self.rows.clear()
             self.reply_cursor = None
+            del self.rejections[self.planned_rejections :]
+
+    def reject(self, endpoint: str, page: int | None, reason: str, raw: Any) -> None:
+        """Quarantine one record (pipelines.quarantine): it is kept in rejected_records, not loaded."""
+        with self._lock:
+            self.rejections.append(rejection(endpoint, page, reason, raw))
+
+    def admit(
+        self,
+        table: str,
+        items: Iterable[tuple[Any, dict[str, Any]]],
+        page: int | None = None,
+        endpoint: str | None = None,
+        count: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The rows that can be loaded, of (API record, row) pairs; the others are rejected. A row needs
+        its primary key and values that can be typed (`DriftGuard.check`, which types them in place).
+        `count=False`: records whose drift was counted already (see `DriftGuard.check`)."""
+        guard = self.guard if self.guard is not None else DriftGuard.default()
+        key = PRIMARY_KEYS.get(table, ("id",))
+        kept: list[dict[str, Any]] = []
+        for raw, shaped in items:
+            # nested objects copied: typing a row in place must leave the record as the API sent it
+            row = {k: copy.deepcopy(v) if isinstance(v, (dict, list)) else v for k, v in shaped.items()}
+            missing = [name for name in key if row.get(name) in (None, "")]
+            reason = f"no {', '.join(missing)} (primary key)" if missing else guard.check(table, row, count)
+            if reason is None:
+                kept.append(row)
+            else:
+                self.reject(endpoint or TABLE_ENDPOINTS[table], page, reason, raw)
+        return kept
+
+    @property
+    def protected_tables(self) -> set[str]:
+        """Tables that get no deletion marks or scd2 retirements for this workspace in this run."""
+        with self._lock:
+            return protected_tables(self.rejections)
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:

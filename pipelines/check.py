@@ -25,13 +25,11 @@ SECRET_SETTINGS = ("api_key", "api_keys")
 
 def _settings() -> tuple[tuple[str, bool, str], ...]:
     """(name, secret, default shown when unset) of every field of `pipelines.config.OutreachSettings`."""
-    from dlt.common.pipeline import get_dlt_pipelines_dir
-
     from pipelines.config import OutreachSettings
 
     defaults = OutreachSettings()
-    # dlt's default is ~/.dlt/pipelines, /var/dlt/pipelines as root, or under DLT_DATA_DIR: show the one in use
-    shown = {"pipelines_dir": f"dlt's default ({get_dlt_pipelines_dir()})"}
+    # one per warehouse (pipelines.destination.dlt_working_dir): beside a DuckDB file, or in dlt's default
+    shown = {"pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)"}
     return tuple(
         (
             name,

@@ -32,8 +32,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -53,6 +52,7 @@ from pipelines.errors import (
     not_found_error,
 )
 from pipelines.pacing import RateLimiter, shared_limiter
+from pipelines.timestamps import TimestampError, parse_instant
 
 log = logging.getLogger(__name__)
 
@@ -522,11 +522,9 @@ class OutreachClient:
         if not value:
             return
         try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
+            when = parse_instant(value)  # an HTTP date is RFC 2822's form; "-0000" is UTC
+        except TimestampError:
             return
-        if when.tzinfo is None:  # "-0000": UTC by RFC 5322
-            when = when.replace(tzinfo=UTC)
         with self._state_lock:
             if self._server_time is None or when > self._server_time:
                 self._server_time = when

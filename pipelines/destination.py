@@ -9,6 +9,7 @@ duckdb_path``/``destination`` from dlt config, else ``data/outreach.duckdb``.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +40,16 @@ class Warehouse:
     @property
     def is_postgres(self) -> bool:
         return self.destination == "postgres"
+
+    @property
+    def identity(self) -> str:
+        """What tells this warehouse from every other (never a password): the file, or the server's database."""
+        if self.duckdb_path is not None:
+            return f"duckdb:{self.duckdb_path}"
+        if self.is_postgres:
+            creds = self.postgres_credentials()
+            return f"postgres://{creds.host}:{creds.port}/{creds.database}"
+        return self.destination
 
     @property
     def label(self) -> str:
@@ -155,16 +166,68 @@ def warehouse_target(
 
 
 def make_pipeline(name: str, warehouse: Warehouse, pipelines_dir: str | Path | None) -> Any:
-    """A dlt pipeline writing to dataset `outreach` of `warehouse`, with its own staging dataset."""
+    """A dlt pipeline writing to dataset `outreach` of `warehouse`, with its own staging dataset, in the
+    warehouse's own dlt working directory (`dlt_working_dir`)."""
     import dlt
 
     bounded_files()
     destination = warehouse.dlt_destination(name.removeprefix(S.PIPELINE_PREFIX))
+    return dlt.pipeline(
+        pipeline_name=name,
+        destination=destination,
+        dataset_name=S.DATASET_NAME,
+        pipelines_dir=str(dlt_working_dir(warehouse, pipelines_dir)),
+    )
+
+
+_CLAIM_FILE = ".outreach_warehouse"
+
+
+def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = None) -> Path:
+    """Where dlt keeps the pipelines (schemas, state, pending packages) of `warehouse`: never a directory
+    another warehouse uses, so one warehouse's stored schema (its column types) or pending load never
+    reaches another. Pipelines are named per workspace, so the dlt working directory of a run is keyed
+    by destination, warehouse and workspace.
+
+    `pipelines_dir` given: that directory, claimed by the first warehouse that uses it (a
+    ``.outreach_warehouse`` file names it); another warehouse gets ``<dir>/warehouses/<its hash>``.
+    Default: beside a DuckDB file, ``.<stem>_dlt`` (``data/.outreach_dlt`` for ``data/outreach.duckdb``);
+    for a server, ``outreach_<destination>_<hash of host, port and database>`` in dlt's own default
+    (``~/.dlt/pipelines``; ``DLT_DATA_DIR`` moves it).
+    """
+    identity = warehouse.identity
     if pipelines_dir:
-        return dlt.pipeline(
-            pipeline_name=name, destination=destination, dataset_name=S.DATASET_NAME, pipelines_dir=str(pipelines_dir)
-        )
-    return dlt.pipeline(pipeline_name=name, destination=destination, dataset_name=S.DATASET_NAME)
+        chosen = Path(pipelines_dir).expanduser().resolve()
+    elif warehouse.duckdb_path is not None:
+        chosen = warehouse.duckdb_path.with_name(f".{warehouse.duckdb_path.stem}_dlt")
+    else:
+        from dlt.common.pipeline import get_dlt_pipelines_dir
+
+        chosen = Path(get_dlt_pipelines_dir()) / f"{S.PIPELINE_PREFIX}{warehouse.destination}_{_digest(identity)}"
+    if _claim(chosen, identity) == identity:
+        return chosen
+    own = chosen / "warehouses" / _digest(identity)
+    log.info("%s holds another warehouse's dlt pipelines: %s uses %s", chosen, warehouse.label, own)
+    _claim(own, identity)
+    return own
+
+
+def _claim(directory: Path, identity: str) -> str:
+    """The warehouse that `directory` belongs to, claiming it for `identity` when nobody has."""
+    marker = directory / _CLAIM_FILE
+    with contextlib.suppress(FileNotFoundError):
+        return marker.read_text().strip()
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(marker, "x") as handle:  # "x": of two processes claiming at once, one wins
+            handle.write(identity + "\n")
+    except FileExistsError:
+        pass
+    return marker.read_text().strip()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def bounded_files() -> None:

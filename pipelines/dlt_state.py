@@ -15,8 +15,8 @@ from pipelines import settings as S
 from pipelines.batch import KnownBody
 from pipelines.page_summaries import summaries
 from pipelines.recipient_pages import StoredCampaign
-from pipelines.source import _parse_ts
 from pipelines.state import WorkspaceState
+from pipelines.timestamps import parse_optional
 from pipelines.warehouse import stored_campaign
 
 __all__ = ["StateReader"]
@@ -103,7 +103,7 @@ class StateReader:
             kept = self._kept.setdefault(workspace_id, set())
             for rid in reply_ids:
                 if rid in bodies:
-                    out[rid] = KnownBody(bodies[rid][0], _parse_ts(bodies[rid][1]))
+                    out[rid] = KnownBody(bodies[rid][0], parse_optional(bodies[rid][1]))
                 elif rid in loaded:
                     out[rid] = KnownBody("", None)
                     kept.add(rid)
@@ -174,7 +174,7 @@ class StateReader:
                 else:
                     deferred.pop(rid, None)
                     bodies[rid] = [body, _text(fetched_at), _text(received)]
-            newest = _parse_ts(cursor)
+            newest = parse_optional(cursor)
             start = newest - self.lookback if newest is not None else None
             window = {rid: kept for rid, kept in bodies.items() if start is None or _not_before(kept[2], start)}
             loaded |= set(bodies) - set(window)
@@ -192,5 +192,5 @@ def _text(value: Any) -> str | None:
 
 
 def _not_before(value: Any, start: datetime) -> bool:
-    at = _parse_ts(value)
+    at = parse_optional(value)
     return at is None or at >= start

@@ -30,6 +30,7 @@ from dlt.extract.resource import DltResource
 
 from pipelines import spool
 from pipelines.dlt_private import untraced_config
+from pipelines.timestamps import TimestampError, parse_optional
 
 log = logging.getLogger(__name__)
 
@@ -151,14 +152,11 @@ def load_spool(pipeline: dlt.Pipeline, spool_dir: Path | str | None = None) -> i
 
 # -- reply bodies from lead.replied events --------------------------------------
 def _as_datetime(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
-    if isinstance(value, str) and value:
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return None
+    """An event's timestamp, or None when it has none that reads (`pipelines.timestamps`)."""
+    try:
+        return parse_optional(value)
+    except TimestampError:
+        return None
 
 
 def replied_events_from_spool(

@@ -32,6 +32,7 @@ from pipelines.diagnose import chain
 from pipelines.failure import explain
 from pipelines.plan import plan_batch, reguide
 from pipelines.progress import WorkspaceProgress
+from pipelines.quarantine import counts, rejected_resource, rejected_row, summary_line
 from pipelines.runs import current_load_id, run_row, runs_resource
 from pipelines.shaping import DriftGuard
 from pipelines.state import state_resource, state_row
@@ -84,6 +85,7 @@ def extract_batch(
     started = datetime.now(UTC)
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
     pipeline = make_pipeline(pipeline_name_for(ordered[0].workspace_id), warehouse, settings.pipelines_dir)
+    finish_pending(pipeline, read_lock)
     reader = WarehouseReader(pipeline, read_lock)
     batch = Batch(
         mode=mode,
@@ -132,6 +134,34 @@ def extract_batch(
     return extracted
 
 
+def finish_pending(pipeline: Any, lock: Any = None) -> None:
+    """Load what a killed or failed run of this pipeline left pending, before planning (the plan then reads
+    the state it committed), and say so; a package the warehouse refuses is aborted, and said so: its
+    state never committed, so this run reads that data from the API again. The caller holds the
+    pipeline's turn (`pipelines.turns`), so no other run is loading it."""
+    pending = list(pipeline.list_extracted_load_packages()) + list(pipeline.list_normalized_load_packages())
+    if not pending:
+        return
+    log.warning(
+        "pipeline %s: finishing %d load(s) an earlier run left pending (%s)",
+        pipeline.pipeline_name, len(pending), ", ".join(sorted(pending)),
+    )  # fmt: skip
+    try:
+        with lock if lock is not None else contextlib.nullcontext():
+            pipeline.normalize()
+            info = pipeline.load(workers=1)
+            if info is not None:
+                info.raise_on_failed_jobs()
+    except Exception as exc:  # noqa: BLE001 - rolled back instead: nothing of it committed its state
+        pipeline.abort_packages()
+        log.warning(
+            "pipeline %s: rolled back the pending load(s) (%s); their data is read from the API again",
+            pipeline.pipeline_name, explain(exc, None),
+        )  # fmt: skip
+        return
+    log.warning("pipeline %s: the pending load(s) committed", pipeline.pipeline_name)
+
+
 def _extract_ok_workspaces(extracted: Extracted, reader: WarehouseReader) -> None:
     """Extract the workspaces still OK into one package. A workspace that fails half way (its request
     failed, or the API's paging did not hold) must load nothing: its rows are in the same files as the
@@ -171,7 +201,7 @@ def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, ba
     """Type drift coerced and counted, and enum values counted, per workspace, before dlt sees the rows
     (`pipelines.shaping.DriftGuard`, one per workspace: every row and arrow table carries its workspace_id)."""
     for plan in batch.ok_plans:
-        guards[plan.workspace_id] = DriftGuard(base.types)
+        guards[plan.workspace_id] = plan.guard = DriftGuard(base.types)
 
     def for_resource(resource_name: str) -> Callable[..., Any]:
         def watch(item: Any, meta: Any = None) -> Any:
@@ -182,11 +212,7 @@ def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, ba
                 workspace = item.column("workspace_id")[0].as_py() if item.num_rows else None
                 guard = guards.get(str(workspace))
                 return guard.arrow(table, item) if guard is not None else item
-            if isinstance(item, dict):
-                guard = guards.get(str(item.get("workspace_id")))
-                if guard is not None:
-                    guard.row(table, item)
-            return item
+            return item  # rows were typed and counted as they were made (WorkspacePlan.admit)
 
         return watch
 
@@ -210,7 +236,14 @@ def outcome_source(batch: Batch, extracted: Extracted, round_plans: Sequence[Wor
             raise _ExtractAgain()
         return _state_rows(batch)
 
-    return [state_resource(state_rows), runs_resource(lambda: _run_rows(batch, extracted))]
+    def rejected_rows() -> list[dict[str, Any]]:
+        return [rejected_row(batch.run_id, p.workspace_id, item) for p in batch.ok_plans for item in p.rejections]
+
+    return [
+        state_resource(state_rows),
+        runs_resource(lambda: _run_rows(batch, extracted)),
+        rejected_resource(rejected_rows),
+    ]
 
 
 def _run_rows(batch: Batch, extracted: Extracted) -> list[dict[str, Any]]:
@@ -227,17 +260,19 @@ def run_record(
     """The run record of one workspace of the batch (`error` overrides the plan's own)."""
     failure = error or plan.error
     duckdb_path = extracted.warehouse.duckdb_path
+    rejected = counts(plan.rejections) if failure is None else {}
     return run_row(
         run_id=extracted.batch.run_id,
         workspace_id=plan.workspace_id,
         workspace_name=plan.workspace.name,
         mode=extracted.batch.mode,
         started_at=extracted.started_at,
-        outcome="failed" if failure is not None else "ok",
+        outcome="failed" if failure is not None else "rejected" if rejected else "ok",
         rows_loaded=plan.rows,
         requests=plan.workspace.requests + plan.client.stats.requests,
-        error=explain(failure, duckdb_path) if failure is not None else "",
+        error=explain(failure, duckdb_path) if failure is not None else summary_line(rejected) if rejected else "",
         load_ids=load_ids,
+        rejected=rejected,
     )
 
 

@@ -14,6 +14,7 @@ from pipelines.batch import WorkspacePlan
 from pipelines.errors import OutreachError
 from pipelines.extract import Extracted, run_record
 from pipelines.failure import explain, outreach_error
+from pipelines.quarantine import counts
 from pipelines.report import WorkspaceReport
 from pipelines.runs import record_failed_runs
 from pipelines.warehouse import drop_duplicate_history_rows, mark_deleted
@@ -85,7 +86,8 @@ def _after_load(extracted: Extracted) -> None:
         if row_id is not None:
             drop_duplicate_history_rows(client, ok, row_id)
         if batch.mode == "full":
-            extracted.marked_deleted = mark_deleted(client, ok, batch.synced_at)
+            protected = {plan.workspace_id: plan.protected_tables for plan in batch.ok_plans}
+            extracted.marked_deleted = mark_deleted(client, ok, batch.synced_at, protected)
 
 
 def _record_load_failure(extracted: Extracted, failure: BaseException) -> None:
@@ -127,6 +129,7 @@ def _report(extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], load
         recipient_pages_listed=sum(g.last_page or 0 for g in guides),
         campaigns_read_whole=sum(1 for g in guides if g.reason),
         marked_deleted=marked,
+        rejected=counts(plan.rejections) if plan.ok else {},
         stage_seconds={**extracted.stage_seconds, "load": load_seconds},
         load_ids=list(load_ids),
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from pipelines import settings as S
@@ -22,9 +21,11 @@ from pipelines.config import OutreachSettings
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
 from pipelines.progress import WorkspaceProgress, expected_recipient_pages
+from pipelines.quarantine import TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
 from pipelines.shaping import campaign_fingerprint
 from pipelines.state import WorkspaceState
+from pipelines.timestamps import parse_instant
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ def plan_batch(
         batch.plans.append(plan)
     _read_lists(batch)
     for plan in batch.ok_plans:
-        plan.fingerprints = {str(c["id"]): campaign_fingerprint(c) for c in plan.campaigns if c.get("id")}
+        plan.fingerprints = {str(c["id"]): campaign_fingerprint(c) for c in plan.campaigns}
         plan.changed_campaign_ids = [
             cid
             for cid, fp in plan.fingerprints.items()
@@ -76,6 +77,8 @@ def plan_batch(
         )
     _read_stats(batch)
     _guide_pages(batch, reader)
+    for plan in batch.plans:
+        plan.planned_rejections = len(plan.rejections)
 
 
 def _mark_campaigns_from_events(batch: Batch, reader: Reads) -> None:
@@ -86,10 +89,10 @@ def _mark_campaigns_from_events(batch: Batch, reader: Reads) -> None:
     plans = [p for p in batch.ok_plans if p.state.loaded_at is not None]
     if not plans:
         return
-    since = min(_utc(p.state.loaded_at) for p in plans)
+    since = min(parse_instant(p.state.loaded_at) for p in plans)
     found = reader.lead_event_campaigns(REREAD_EVENTS, since)
     for plan in plans:
-        last = _utc(plan.state.loaded_at)
+        last = parse_instant(plan.state.loaded_at)
         changed = set(plan.changed_campaign_ids)
         for campaign_id, workspace_id, loaded_at in found:
             if (
@@ -97,7 +100,7 @@ def _mark_campaigns_from_events(batch: Batch, reader: Reads) -> None:
                 and campaign_id not in changed
                 and workspace_id in (None, plan.workspace_id)
                 and loaded_at is not None
-                and _utc(loaded_at) > last
+                and parse_instant(loaded_at) > last
             ):
                 plan.changed_campaign_ids.append(campaign_id)
                 plan.campaigns_from_events.append(campaign_id)
@@ -107,12 +110,6 @@ def _mark_campaigns_from_events(batch: Batch, reader: Reads) -> None:
                 "workspace %s: %d campaign(s) read again for webhook events (%s)",
                 plan.workspace_id, len(plan.campaigns_from_events), ", ".join(REREAD_EVENTS),
             )  # fmt: skip
-
-
-def _utc(value: Any) -> datetime:
-    """A timestamp from the warehouse as an aware UTC datetime (DuckDB may hand back a naive one)."""
-    moment = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _read_lists(batch: Batch) -> None:
@@ -136,27 +133,33 @@ def _task(read: Callable[[WorkspacePlan], None], plan: WorkspacePlan) -> Callabl
 
 def _read_campaigns(plan: WorkspacePlan) -> None:
     plan.progress.set_stage("campaigns")
-    rows: list[dict[str, Any]] = []
+    endpoint = TABLE_ENDPOINTS["campaigns"]
+    seen: set[str] = set()
     for page in plan.client.iter_pages("/campaigns", per_page=S.PER_PAGE_CAMPAIGNS):
         plan.progress.page("campaigns")
-        rows.extend(item for item in page.items if isinstance(item, dict))
-    seen: set[Any] = set()
-    for row in rows:  # a campaign created while paging shifts pages: drop repeats
-        if row.get("id") not in seen:
-            seen.add(row.get("id"))
-            plan.campaigns.append(row)
+        for item in page.items:
+            if not isinstance(item, dict) or item.get("id") in (None, ""):
+                plan.reject(endpoint, page.current_page, "no id (primary key)", item)
+            elif str(item["id"]) not in seen:  # a campaign created while paging shifts pages: drop repeats
+                seen.add(str(item["id"]))
+                plan.campaigns.append(item)
+                plan.campaign_pages[str(item["id"])] = page.current_page
 
 
 def _read_mailboxes(plan: WorkspacePlan) -> None:
     data = plan.client.get_data("/email-accounts")
     plan.progress.page("email_accounts")
-    plan.mailboxes = [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+    for item in data if isinstance(data, list) else []:
+        if isinstance(item, dict) and item.get("id") not in (None, ""):
+            plan.mailboxes.append(item)
+        else:
+            plan.reject(TABLE_ENDPOINTS["email_accounts"], None, "no id (primary key)", item)
 
 
 def _read_event_types(plan: WorkspacePlan) -> None:
     data = plan.client.get_data("/hooks/events")
     plan.progress.page("webhook_event_types")
-    plan.event_types = [e for e in data if isinstance(e, dict) and e.get("key")] if isinstance(data, list) else []
+    plan.event_types = [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
 
 def _read_stats(batch: Batch) -> None:

@@ -33,7 +33,8 @@ class WorkspaceReport:
     load_ids: list[str] = field(default_factory=list)
     # drift (pipelines.shaping.DriftGuard): "table.column" -> values; enums: "table.column=value" -> rows
     coerced: dict[str, int] = field(default_factory=dict)  # another JSON type, converted without loss
-    uncoerced: dict[str, int] = field(default_factory=dict)  # could not be: in a <column>__v_<type> column
+    uncoerced: dict[str, int] = field(default_factory=dict)  # could not be typed: their records were rejected
+    rejected: dict[str, int] = field(default_factory=dict)  # endpoint -> records rejected (pipelines.quarantine)
     unknown_values: dict[str, int] = field(default_factory=dict)  # enum values the spec does not name
     new_values: dict[str, int] = field(default_factory=dict)  # values of open enums not seen documented
 
@@ -105,15 +106,26 @@ class SyncReport:
                     counts[key] = counts.get(key, 0) + n
         return out
 
+    def rejected(self) -> dict[str, int]:
+        """Records rejected per endpoint, every workspace together."""
+        out: dict[str, int] = {}
+        for ws in self.workspaces:
+            for endpoint, n in ws.rejected.items():
+                out[endpoint] = out.get(endpoint, 0) + n
+        return out
+
     def drift_lines(self) -> list[str]:
         """Warnings about type drift and enum values, one line per kind (empty when there is none)."""
         drift = self.drift()
         lines = []
         if drift["uncoerced"]:
             lines.append(
-                "WARNING type drift, values of another type that could not be coerced without loss (they land in "
-                "<column>__v_<type> columns; the data tests fail on them): " + _counts(drift["uncoerced"])
+                "WARNING type drift, values that could not be typed (their records were rejected, see "
+                "outreach.rejected_records): " + _counts(drift["uncoerced"])
             )
+        rejected = self.rejected()
+        if rejected:
+            lines.append("WARNING records rejected (not loaded; nothing marked deleted there): " + _counts(rejected))
         if drift["unknown_values"]:
             lines.append(
                 "WARNING enum values the API spec does not name (they land as they are): "

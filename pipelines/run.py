@@ -30,8 +30,10 @@ from pipelines.config import OutreachSettings, require_api, resolve_settings
 from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
+from pipelines.quarantine import RejectedRecordsError, summary_line
 from pipelines.report import SyncReport, WorkspaceReport
 from pipelines.runs import flush_failed_runs, run_row
+from pipelines.turns import pipeline_turn, taking_turns, workspace_turn
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +128,12 @@ def run_sync(
     if errors:
         index, exc = errors[0]
         raise _numbered(exc, index, len(keys))
+    rejected = report.rejected()
+    if rejected:
+        names = ", ".join(sorted({ws.workspace_name for ws in report.workspaces if ws.rejected}))
+        error = RejectedRecordsError(summary_line(rejected, f"workspace {names}"))
+        error.report = report  # what was loaded, for a caller that shows the summary too
+        raise error
     return report
 
 
@@ -158,19 +166,21 @@ def run_batches(
     synced_at = datetime.now(UTC)
 
     def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
-        extracted = extract_batch(
-            batches[index],
-            mode=mode,
-            settings=settings,
-            warehouse=warehouse,
-            run_id=run_id,
-            read_lock=lock.Access(warehouse),
-            progress_for=progress_for,
-            synced_at=synced_at,
-            key_failures=key_failures if index == 0 else (),
-        )
-        with lock.access(warehouse):
-            reports = load_batch(extracted)
+        turns = [workspace_turn(ws.workspace_id) for ws in batches[index]]
+        with taking_turns(warehouse, turns, "sync", timeout_s=settings.lock_timeout_s):
+            extracted = extract_batch(
+                batches[index],
+                mode=mode,
+                settings=settings,
+                warehouse=warehouse,
+                run_id=run_id,
+                read_lock=lock.Access(warehouse),
+                progress_for=progress_for,
+                synced_at=synced_at,
+                key_failures=key_failures if index == 0 else (),
+            )
+            with lock.access(warehouse):
+                reports = load_batch(extracted)
         by_id = {r.workspace_id: r for r in reports}
         return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
 
@@ -223,8 +233,9 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
     except ImportError:
         log.debug("pipelines.events not available: spool not loaded")
         return 0
-    pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
-    return int(load_spool(pipeline, spool))
+    with taking_turns(warehouse, [pipeline_turn(S.EVENTS_PIPELINE_NAME)], "spool load"):
+        pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
+        return int(load_spool(pipeline, spool))
 
 
 def new_run_id() -> str:

@@ -1,7 +1,8 @@
 """Run records: one row per workspace per run in ``outreach.sync_runs`` (ROUND2-DECISIONS.md).
 
-Columns: run_id, workspace_id, workspace_name, mode, started_at, ended_at, outcome (``ok`` or
-``failed``), rows_loaded (JSON: rows per table), requests, error (one line), load_ids (JSON list).
+Columns: run_id, workspace_id, workspace_name, mode, started_at, ended_at, outcome (``ok``, ``failed``,
+or ``rejected``: loaded, but records went to rejected_records), rows_loaded (JSON: rows per table),
+requests, error (one line), load_ids (JSON list), rejected (JSON: records rejected per endpoint).
 
 A batch's records travel in the batch's own load package, after its data, so they commit with it:
 ``ok`` for each workspace that extracted everything, ``failed`` with the reason for the others
@@ -16,7 +17,6 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, cast
 
 import dlt
@@ -43,6 +43,7 @@ RUNS_COLUMNS = cast(
         "requests": {"data_type": "bigint"},
         "error": {"data_type": "text"},
         "load_ids": {"data_type": "json"},
+        "rejected": {"data_type": "json"},
     },
 )
 
@@ -62,6 +63,7 @@ def run_row(
     error: str = "",
     load_ids: Sequence[str] = (),
     ended_at: datetime | None = None,
+    rejected: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     return {
         "run_id": run_id,
@@ -75,6 +77,7 @@ def run_row(
         "requests": int(requests),
         "error": error or None,
         "load_ids": list(load_ids),
+        "rejected": dict(rejected or {}),
     }
 
 
@@ -106,7 +109,10 @@ def record_failed_runs(warehouse: Any, pipelines_dir: str | None, rows: Iterable
     batch = list(rows)
     if not batch:
         return True
-    with _failed_runs_lock:  # one dlt pipeline working dir: one user at a time in this process
+    from pipelines.turns import pipeline_turn, taking_turns
+
+    # one dlt pipeline working dir: one user at a time
+    with _failed_runs_lock, taking_turns(warehouse, [pipeline_turn(RUNS_PIPELINE)], "run records"):
         try:
             pipeline = make_pipeline(RUNS_PIPELINE, warehouse, pipelines_dir)
             pipeline.extract(_runs_source(batch))
@@ -120,13 +126,13 @@ def record_failed_runs(warehouse: Any, pipelines_dir: str | None, rows: Iterable
 
 def flush_failed_runs(warehouse: Any, pipelines_dir: str | None) -> None:
     """Load run records an earlier run could not write (its warehouse refused them), if any are waiting."""
-    from dlt.common.pipeline import get_dlt_pipelines_dir
+    from pipelines.destination import Warehouse, dlt_working_dir, make_pipeline
 
-    from pipelines.destination import make_pipeline
-
-    if not (Path(pipelines_dir or get_dlt_pipelines_dir()) / RUNS_PIPELINE).is_dir():
+    if isinstance(warehouse, Warehouse) and not (dlt_working_dir(warehouse, pipelines_dir) / RUNS_PIPELINE).is_dir():
         return
-    with _failed_runs_lock:
+    from pipelines.turns import pipeline_turn, taking_turns
+
+    with _failed_runs_lock, taking_turns(warehouse, [pipeline_turn(RUNS_PIPELINE)], "run records"):
         try:
             pipeline = make_pipeline(RUNS_PIPELINE, warehouse, pipelines_dir)
             if pipeline.has_pending_data:

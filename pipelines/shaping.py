@@ -4,11 +4,11 @@ Small tables stay dicts (dlt's JSON path flattens nested objects with ``__``).
 Recipients, the one big table, become pyarrow tables with explicit types so
 dlt writes parquet straight through (see README, "Memory").
 
-Type drift (issue 12): a value whose JSON type differs from its column's is coerced when nothing is
-lost ("42" into a bigint column, 7 into a text column); one that cannot be lands in a variant column
-``<column>__v_<type>`` (dlt's rule on the JSON path; `recipients_table` does the same on the arrow path)
-and is counted. `DriftGuard` does that for every resource of a source and counts unknown enum values
-too; its counts go to the sync summary (`pipelines.report`).
+Type drift: a value whose JSON type differs from its column's is coerced when nothing is lost ("42"
+into a bigint column, 7 into a text column, an RFC 2822 or epoch timestamp into its UTC instant); a
+record with a value that cannot be is rejected (pipelines.quarantine), never loaded with a NULL or a
+variant column. `DriftGuard.check` does that for every JSON row, `recipients_table` for the arrow path;
+unknown enum values are counted too, and the counts go to the sync summary (`pipelines.report`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.settings import KNOWN_ENUMS, OPEN_ENUMS
+from pipelines.timestamps import TimestampError, parse_optional
 
 log = logging.getLogger(__name__)
 _warned: set[tuple[str, str, str]] = set()
@@ -61,15 +62,9 @@ def campaign_fingerprint(campaign: Mapping[str, Any]) -> str:
     return hashlib.sha1(basis.encode()).hexdigest()[:16]
 
 
-def with_workspace(rows: Iterable[Mapping[str, Any]], workspace_id: str, table: str) -> list[dict[str, Any]]:
-    out = []
-    for row in rows:
-        if not isinstance(row, Mapping) or row.get("id") is None and table != "webhook_event_types":
-            log.warning("%s: skipped a record without id: %r", table, _short(row))
-            continue
-        warn_unknown_enums(table, row)
-        out.append({**row, "workspace_id": workspace_id})
-    return out
+def with_workspace(item: Mapping[str, Any], workspace_id: str) -> dict[str, Any]:
+    """A list item as a row of its workspace (its primary key and types are checked by the caller)."""
+    return {**item, "workspace_id": workspace_id}
 
 
 def stats_rows(
@@ -89,7 +84,7 @@ def stats_rows(
     )
     variants = []
     for item in stats.get("variants") or []:
-        if isinstance(item, Mapping) and item.get("index") is not None:
+        if isinstance(item, Mapping):  # one without its index is rejected by the caller, not dropped here
             variants.append(
                 {
                     **item,
@@ -101,7 +96,7 @@ def stats_rows(
             )
     daily = []
     for item in stats.get("daily") or []:
-        if isinstance(item, Mapping) and item.get("date"):
+        if isinstance(item, Mapping):
             daily.append({**item, "campaign_id": campaign_id, "workspace_id": workspace_id, "synced_at": synced_at})
     return head, variants, daily
 
@@ -111,11 +106,6 @@ def reply_row(reply: Mapping[str, Any], workspace_id: str, synced_at: datetime) 
     row = {k: v for k, v in reply.items() if k != "body"}
     row.update(workspace_id=workspace_id, synced_at=synced_at, deleted_at=None)
     return row
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) < 120 else text[:117] + "..."
 
 
 # -- recipients as arrow ---------------------------------------------------------------------
@@ -144,8 +134,15 @@ RECIPIENT_SCHEMA = pa.schema(
 _KNOWN = set(RECIPIENT_SCHEMA.names)
 
 
+Reject = Callable[[int | None, str, Any], None]
+"""Called with (list position, reason, raw record) for a record that cannot be loaded (pipelines.quarantine)."""
+
+
 def recipients_table(
-    rows: Sequence[tuple[str, int | None, Mapping[str, Any]]], workspace_id: str, synced_at: datetime
+    rows: Sequence[tuple[str, int | None, Mapping[str, Any]]],
+    workspace_id: str,
+    synced_at: datetime,
+    reject: Reject | None = None,
 ) -> pa.Table:
     """(campaign_id, list_position, recipient) triples -> one arrow table with explicit types.
 
@@ -153,25 +150,31 @@ def recipients_table(
     (what pipelines.recipient_pages needs to find a stored recipient's page again).
 
     Unknown fields become extra columns (schema drift). A value of another JSON type is coerced when
-    nothing is lost ("3" -> 3); one that cannot be lands in ``<column>__v_text`` (as dlt does on its
-    JSON path), its typed column null, with a warning. What was coerced or not is in the table's schema
-    metadata under ``DRIFT_METADATA`` (`DriftGuard` counts and removes it).
+    nothing is lost ("3" -> 3, an RFC 2822 or epoch timestamp -> its UTC instant); a record without an
+    id, or with a value that cannot be typed, is handed to `reject` and left out (never a NULL in its
+    place). What was coerced is in the table's schema metadata under ``DRIFT_METADATA`` (`DriftGuard`
+    counts and removes it).
     """
     columns: dict[str, list[Any]] = {name: [] for name in RECIPIENT_SCHEMA.names}
     extras: dict[str, list[Any]] = {}
+    coerced: Counter[str] = Counter()
     kept = 0
     for campaign_id, position, rec in rows:
-        if not isinstance(rec, Mapping) or not rec.get("id"):
-            log.warning("campaign_recipients: skipped a record without id: %s", _short(rec))
+        typed, reason = _typed_recipient(rec, coerced)
+        if reason is not None:
+            if reject is not None:
+                reject(position, reason, rec)
             continue
         warn_unknown_enums("campaign_recipients", rec)
+        typed.update(
+            campaign_id=campaign_id,
+            list_position=position,
+            workspace_id=workspace_id,
+            synced_at=synced_at,
+            deleted_at=None,
+        )
         for name in RECIPIENT_SCHEMA.names:
-            columns[name].append(rec.get(name))
-        columns["campaign_id"][-1] = campaign_id
-        columns["list_position"][-1] = position
-        columns["workspace_id"][-1] = workspace_id
-        columns["synced_at"][-1] = synced_at
-        columns["deleted_at"][-1] = None
+            columns[name].append(typed.get(name))
         for key, value in rec.items():
             if key not in _KNOWN:
                 extras.setdefault(key, [None] * kept).append(_scalar(value))
@@ -179,80 +182,61 @@ def recipients_table(
         for values in extras.values():
             if len(values) < kept:
                 values.append(None)
-    arrays: list[pa.Array] = []
-    fields: list[pa.Field] = []
-    coerced: dict[str, int] = {}
-    uncoerced: dict[str, int] = {}
-    for f in RECIPIENT_SCHEMA:
-        array, n_coerced, variant = _typed_array(columns[f.name], f.type, f.name)
-        arrays.append(array)
-        fields.append(f)
-        if n_coerced:
-            coerced[f.name] = n_coerced
-        if variant is not None:
-            fields.append(pa.field(f"{f.name}__v_text", pa.string()))
-            arrays.append(variant)
-            uncoerced[f.name] = len(variant) - variant.null_count
+    arrays: list[pa.Array] = [pa.array(columns[f.name], f.type) for f in RECIPIENT_SCHEMA]
+    fields: list[pa.Field] = list(RECIPIENT_SCHEMA)
     for key, values in extras.items():
         fields.append(pa.field(key, (arr := _inferred_array(values)).type))
         arrays.append(arr)
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    if coerced or uncoerced:
-        drift = json.dumps({"coerced": coerced, "uncoerced": uncoerced}).encode()
+    if coerced:
+        drift = json.dumps({"coerced": dict(coerced)}).encode()
         table = table.replace_schema_metadata({DRIFT_METADATA: drift})
     return table
+
+
+_OURS = frozenset({"campaign_id", "list_position", "workspace_id", "synced_at", "deleted_at"})
+
+
+def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], str | None]:
+    """The record's known fields typed for `RECIPIENT_SCHEMA`, or why it cannot be loaded."""
+    if not isinstance(rec, Mapping):
+        return {}, "not a JSON object"
+    if rec.get("id") in (None, ""):
+        return {}, "no id (primary key)"
+    typed: dict[str, Any] = {}
+    bad: list[str] = []
+    changed: list[str] = []
+    for f in RECIPIENT_SCHEMA:
+        value = rec.get(f.name)
+        if f.name in _OURS or value is None:
+            continue
+        if pa.types.is_timestamp(f.type):
+            try:
+                converted = parse_optional(value)
+            except TimestampError:
+                converted = _NOTHING
+        else:
+            converted = _coerce_scalar(value, f.type)
+        if converted is _NOTHING:
+            bad.append(f"{f.name} as {f.type}")
+            continue
+        if not _natural(value, f.type):
+            changed.append(f.name)
+        typed[f.name] = converted
+    if bad:
+        return {}, "cannot be typed: " + ", ".join(bad)
+    coerced.update(changed)
+    return typed, None
 
 
 DRIFT_METADATA = b"outreach.drift"
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_ISO_LIKE = re.compile(r"\d{4}-\d\d-\d\d([T ]|$)")
 
 
 def _scalar(value: Any) -> Any:
     return json.dumps(value, default=str) if isinstance(value, (dict, list)) else value
-
-
-def _typed_array(values: list[Any], typ: pa.DataType, name: str) -> tuple[pa.Array, int, pa.Array | None]:
-    """(typed array, values coerced without loss, the variant text array or None if every value fit)."""
-    try:
-        if pa.types.is_timestamp(typ) and not _has_datetimes(values):
-            return pa.array(values, pa.string()).cast(typ), 0, None
-        if pa.types.is_string(typ) and not all(v is None or isinstance(v, str) for v in values):
-            raise pa.ArrowTypeError("non-text values in a text column")
-        return pa.array(values, typ), 0, None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return _lenient(values, typ, name)
-
-
-def _has_datetimes(values: list[Any]) -> bool:
-    return any(isinstance(v, datetime) for v in values[:1])
-
-
-def _lenient(values: list[Any], typ: pa.DataType, name: str) -> tuple[pa.Array, int, pa.Array | None]:
-    """Element-wise: coerce what converts without loss; the rest keeps its text in a variant column."""
-    out: list[Any] = []
-    variant: list[str | None] = []
-    coerced = 0
-    for value in values:
-        converted = _NOTHING if value is None else _coerce_scalar(value, typ)
-        if converted is _NOTHING:
-            out.append(None)
-            variant.append(None if value is None else str(_scalar(value)))
-            continue
-        if not _natural(value, typ):
-            coerced += 1
-        out.append(converted)
-        variant.append(None)
-    bad = sum(v is not None for v in variant)
-    if bad:
-        log.warning(
-            "campaign_recipients.%s: %d value(s) do not fit type %s; they land in %s__v_text (type drift)",
-            name,
-            bad,
-            typ,
-            name,
-        )
-    return pa.array(out, typ), coerced, pa.array(variant, pa.string()) if bad else None
 
 
 _NOTHING: Any = object()
@@ -264,8 +248,10 @@ def _natural(value: Any, typ: pa.DataType) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if pa.types.is_floating(typ):
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if pa.types.is_string(typ) or pa.types.is_timestamp(typ):
-        return isinstance(value, (str, datetime))
+    if pa.types.is_timestamp(typ):
+        return isinstance(value, datetime) or (isinstance(value, str) and _ISO_LIKE.match(value) is not None)
+    if pa.types.is_string(typ):
+        return isinstance(value, str)
     return True
 
 
@@ -293,13 +279,6 @@ def _coerce_scalar(value: Any, typ: pa.DataType) -> Any:
             if isinstance(value, (int, float, bool))
             else _NOTHING
         )
-    if pa.types.is_timestamp(typ):
-        if isinstance(value, datetime):
-            return value
-        try:
-            return pa.array([value], pa.string()).cast(typ)[0].as_py()
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-            return _NOTHING
     try:
         return pa.array([value], typ)[0].as_py()
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
@@ -378,7 +357,7 @@ class DriftCounts:
     """What one workspace's extract saw: keys are ``table.column`` (and ``=value`` for enums)."""
 
     coerced: Counter[str] = field(default_factory=Counter)  # values of another JSON type, converted
-    uncoerced: Counter[str] = field(default_factory=Counter)  # values that could not be: in a variant column
+    uncoerced: Counter[str] = field(default_factory=Counter)  # values that could not be typed: records rejected
     unknown_values: Counter[str] = field(default_factory=Counter)  # enum values the spec does not name
     new_values: Counter[str] = field(default_factory=Counter)  # values of open enums outside the documented set
 
@@ -398,14 +377,20 @@ class DriftGuard:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_pipeline(cls, pipeline: Any) -> DriftGuard:
-        """Types from the spec, the settings' column hints and the pipeline's stored schema (which wins)."""
+    def default(cls) -> DriftGuard:
+        """Types from the spec and the settings' column hints (before anything was loaded)."""
         from pipelines import settings
 
         types = _spec_types()
         for table in settings.TABLES:
             hinted = {n: str(h["data_type"]) for n, h in settings.columns_for(table).items() if "data_type" in h}
             types.setdefault(table, {}).update(hinted)
+        return cls(types)
+
+    @classmethod
+    def from_pipeline(cls, pipeline: Any) -> DriftGuard:
+        """Types from the spec, the settings' column hints and the pipeline's stored schema (which wins)."""
+        types = cls.default().types
         try:
             schema = pipeline.default_schema if pipeline.default_schema_name else None
         except Exception:  # noqa: BLE001 - no readable stored schema yet: the spec's and settings' types stand
@@ -417,35 +402,63 @@ class DriftGuard:
                         types.setdefault(table, {})[name] = str(column["data_type"])
         return cls(types)
 
-    def attach(self, source: Any) -> Any:
-        """Add the guard as a map step to every resource of `source`; returns the source."""
-        for resource in source.resources.values():
-            resource.add_map(self._mapper(resource.name))
-        return source
+    def check(self, table: str, row: dict[str, Any], count: bool = True) -> str | None:
+        """Type `row` in place (nested objects by their ``a__b`` column) and count what was coerced; returns
+        why it cannot be typed (the columns and their types, never the values), or None when it can.
 
-    def _mapper(self, resource_name: str) -> Callable[[Any, Any], Any]:
-        def watch(item: Any, meta: Any = None) -> Any:
-            hints = getattr(meta, "hints", None)
-            table = (
-                str(hints.get("table_name"))
-                if isinstance(hints, Mapping) and hints.get("table_name")
-                else resource_name
-            )
-            if isinstance(item, pa.Table):
-                return self.arrow(table, item)
-            if isinstance(item, dict):
-                self.row(table, item)
-            return item
+        Timestamps (a timestamp column, or a column named ``*_at``) become UTC datetimes through
+        `pipelines.timestamps.parse_instant`; other values of another JSON type are coerced when nothing is
+        lost. A row with a value that cannot be typed must be rejected (pipelines.quarantine): it never
+        reaches dlt, so no value becomes a NULL or a variant column. `count=False`: a record counted
+        already (a reply read again with its body)."""
+        if count:
+            self._count_enums(table, row.get)
+        counts = self.counts if count else DriftCounts()
+        bad = self._walk(table, self.types.get(table, {}), row, "", counts)
+        if not bad:
+            return None
+        with self._lock:
+            counts.uncoerced.update(f"{table}.{column}" for column, _ in bad)
+        return "cannot be typed: " + ", ".join(f"{column} as {data_type}" for column, data_type in bad)
 
-        return watch
-
-    def row(self, table: str, row: dict[str, Any]) -> dict[str, Any]:
-        """Coerce drifted values of `row` in place (nested objects by their ``a__b`` column) and count."""
-        self._count_enums(table, row.get)
-        types = self.types.get(table)
-        if types:
-            self._walk(table, types, row, "")
-        return row
+    def _walk(
+        self, table: str, types: Mapping[str, str], node: dict[str, Any], prefix: str, counts: DriftCounts
+    ) -> list[tuple[str, str]]:
+        bad: list[tuple[str, str]] = []
+        for key, value in list(node.items()):
+            column = f"{prefix}{key}"
+            if isinstance(value, dict):
+                if types.get(column) != "json":
+                    bad += self._walk(table, types, value, f"{column}__", counts)
+                continue
+            if value is None or isinstance(value, list):
+                continue
+            data_type = types.get(column) or ("timestamp" if column.endswith("_at") else None)
+            if data_type == "timestamp":
+                try:
+                    node[key] = parse_optional(value)
+                except TimestampError:
+                    bad.append((column, data_type))
+                    continue
+                if not (isinstance(value, datetime) or (isinstance(value, str) and _ISO_LIKE.match(value))):
+                    with self._lock:
+                        counts.coerced[f"{table}.{column}"] += 1
+                continue
+            natural = _NATURAL.get(data_type or "")
+            if natural is None or (
+                isinstance(value, natural) and not (isinstance(value, bool) and bool not in natural)
+            ):
+                if data_type == "double" and type(value) is int:
+                    node[key] = float(value)  # a whole-number rate must not make dlt infer bigint for the column
+                continue
+            converted = _coerce_json(value, data_type or "")
+            if converted is _NOTHING:
+                bad.append((column, data_type or "?"))
+                continue
+            node[key] = converted
+            with self._lock:
+                counts.coerced[f"{table}.{column}"] += 1
+        return bad
 
     def arrow(self, table: str, data: pa.Table) -> pa.Table:
         """Count what `recipients_table` coerced (its schema metadata, then removed) and enum values."""
@@ -455,8 +468,6 @@ class DriftGuard:
             with self._lock:
                 for column, n in drift.get("coerced", {}).items():
                     self.counts.coerced[f"{table}.{column}"] += n
-                for column, n in drift.get("uncoerced", {}).items():
-                    self.counts.uncoerced[f"{table}.{column}"] += n
             rest = {k: v for k, v in meta.items() if k != DRIFT_METADATA}
             data = data.replace_schema_metadata(rest or None)
         for column in (*KNOWN_ENUMS.get(table, {}), *OPEN_ENUMS.get(table, {})):
@@ -465,31 +476,6 @@ class DriftGuard:
                     if entry["values"] is not None:
                         self._count_enum(table, column, entry["values"], int(entry["counts"]))
         return data
-
-    def _walk(self, table: str, types: Mapping[str, str], node: dict[str, Any], prefix: str) -> None:
-        for key, value in list(node.items()):
-            column = f"{prefix}{key}"
-            if isinstance(value, dict):
-                if types.get(column) != "json":
-                    self._walk(table, types, value, f"{column}__")
-                continue
-            if value is None or isinstance(value, list):
-                continue
-            data_type = types.get(column)
-            natural = _NATURAL.get(data_type or "")
-            if natural is None or (
-                isinstance(value, natural) and not (isinstance(value, bool) and bool not in natural)
-            ):
-                if data_type == "double" and type(value) is int:
-                    node[key] = float(value)  # a whole-number rate must not make dlt infer bigint for the column
-                continue
-            converted = _coerce_json(value, data_type or "")
-            with self._lock:
-                if converted is _NOTHING:
-                    self.counts.uncoerced[f"{table}.{column}"] += 1
-                else:
-                    node[key] = converted
-                    self.counts.coerced[f"{table}.{column}"] += 1
 
     def _count_enums(self, table: str, get: Callable[[str], Any]) -> None:
         for column in (*KNOWN_ENUMS.get(table, {}), *OPEN_ENUMS.get(table, {})):
@@ -514,14 +500,13 @@ class DriftGuard:
             report.unknown_values = dict(self.counts.unknown_values)
             report.new_values = dict(self.counts.new_values)
         for column, n in sorted(report.uncoerced.items()):
-            log.warning("%s: %d value(s) of another type could not be coerced without loss (type drift)", column, n)
+            log.warning("%s: %d value(s) could not be typed; their records were rejected (type drift)", column, n)
 
 
 def _coerce_json(value: Any, data_type: str) -> Any:
     """`value` (a JSON scalar) as a value of dlt `data_type` when nothing is lost, else `_NOTHING`:
     numbers only from plain decimal text (or an integral float), booleans only from true/false, text from
-    numbers and booleans (their JSON spelling). A refused value reaches dlt as it is: dlt puts it in a
-    variant column (or, for a few pairs such as "yes" -> true, converts it its own way)."""
+    numbers and booleans (their JSON spelling). A refused value rejects its record (`DriftGuard.check`)."""
     if data_type == "bigint":
         if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             return int(value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import dlt
@@ -23,19 +23,23 @@ from dlt.common.schema.typing import TScd2StrategyDict
 from dlt.extract.resource import DltResource
 
 from pipelines import settings as S
-from pipelines.batch import Batch, KnownBody, Reads, WorkspacePlan, guarded
+from pipelines.batch import Batch, Reads, WorkspacePlan, guarded
 from pipelines.errors import NotFoundError
 from pipelines.fanout import Emit, fan_out
 from pipelines.plan import interleave
+from pipelines.quarantine import TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
-from pipelines.shaping import recipients_table, reply_row, stats_rows, with_workspace, workspace_row
+from pipelines.replies import replies
+from pipelines.shaping import recipients_table, stats_rows, with_workspace, workspace_row
 
 log = logging.getLogger(__name__)
 
 __all__ = ["outreach_source", "resources"]
 
 
-@dlt.source(name=S.SOURCE_NAME)
+# Values are typed before dlt sees them (`WorkspacePlan.admit`); a value dlt would still have to put in a
+# variant column is an error, never a silent NULL in the typed column.
+@dlt.source(name=S.SOURCE_NAME, schema_contract={"data_type": "freeze"})
 def outreach_source(batch: Batch, reader: Reads) -> Sequence[DltResource]:
     """All tables of the batch's workspaces.
 
@@ -77,8 +81,9 @@ def workspaces(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             row = workspace_row(plan.workspace.account, batch.synced_at)
             row["observed_at"] = plan.service_time()
-            rows.append(row)
-            plan.add_rows("workspaces", 1)
+            kept = plan.admit("workspaces", [(plan.workspace.account, row)])
+            rows += kept
+            plan.add_rows("workspaces", len(kept))
         if rows:
             yield rows
         batch.finished("workspaces")
@@ -99,8 +104,10 @@ def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
         for plan in batch.ok_plans:
             row = workspace_row(plan.workspace.account, batch.synced_at)
             del row["synced_at"]
-            rows.append(row)
-            plan.add_rows("workspace_history", 1)
+            kept = plan.admit("workspace_history", [(plan.workspace.account, row)])
+            if _keeps_history(plan, "workspace_history", kept):
+                rows += kept
+                plan.add_rows("workspace_history", len(kept))
         if rows:
             yield rows
         batch.finished("workspace_history")
@@ -114,9 +121,15 @@ def campaigns(batch: Batch, boundary: datetime) -> DltResource:
     @dlt.resource(name="campaigns", write_disposition=_scd2(boundary), columns=S.columns_for("campaigns"))
     def _campaigns() -> Iterator[list[dict[str, Any]]]:
         for plan in batch.ok_plans:
-            rows = with_workspace(plan.campaigns, plan.workspace_id, "campaigns")
-            plan.add_rows("campaigns", len(rows))
-            if rows:
+            rows = [
+                row
+                for c in plan.campaigns
+                for row in plan.admit(
+                    "campaigns", [(c, with_workspace(c, plan.workspace_id))], plan.campaign_pages.get(str(c["id"]))
+                )
+            ]
+            if _keeps_history(plan, "campaigns", rows):
+                plan.add_rows("campaigns", len(rows))
                 yield rows
         batch.finished("campaigns")
 
@@ -127,9 +140,9 @@ def email_accounts(batch: Batch, boundary: datetime) -> DltResource:
     @dlt.resource(name="email_accounts", write_disposition=_scd2(boundary), columns=S.columns_for("email_accounts"))
     def _email_accounts() -> Iterator[list[dict[str, Any]]]:
         for plan in batch.ok_plans:
-            rows = with_workspace(plan.mailboxes, plan.workspace_id, "email_accounts")
-            plan.add_rows("email_accounts", len(rows))
-            if rows:
+            rows = plan.admit("email_accounts", [(m, with_workspace(m, plan.workspace_id)) for m in plan.mailboxes])
+            if _keeps_history(plan, "email_accounts", rows):
+                plan.add_rows("email_accounts", len(rows))
                 yield rows
         batch.finished("email_accounts")
 
@@ -147,7 +160,9 @@ def webhook_event_types(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             if plan.event_types is None:
                 continue
-            rows = [{**item, "workspace_id": plan.workspace_id} for item in plan.event_types]
+            rows = plan.admit(
+                "webhook_event_types", [(item, with_workspace(item, plan.workspace_id)) for item in plan.event_types]
+            )
             plan.add_rows("webhook_event_types", len(rows))
             if rows:
                 yield rows
@@ -178,6 +193,12 @@ def campaign_stats(batch: Batch) -> DltResource:
         for plan in batch.ok_plans:
             for campaign_id, data in plan.stats.items():
                 head, variants, daily = stats_rows(data, campaign_id, plan.workspace_id, batch.synced_at)
+                admitted = plan.admit("campaign_stats", [(data, head)])
+                if not admitted:
+                    continue
+                head = admitted[0]
+                variants = plan.admit("campaign_variants", [(dict(v), v) for v in variants])
+                daily = plan.admit("campaign_daily_sends", [(dict(d), d) for d in daily])
                 plan.add_rows("campaign_stats", 1)
                 yield head
                 if variants:
@@ -239,12 +260,32 @@ def campaign_recipients(batch: Batch) -> DltResource:
     def _flush(pending: dict[str, list[Any]], owners: dict[str, WorkspacePlan]) -> Iterator[Any]:
         for workspace_id, rows in pending.items():
             if rows:
-                table = _id_required(recipients_table(rows, workspace_id, batch.synced_at))
-                owners[workspace_id].add_rows("campaign_recipients", table.num_rows)
-                yield table
+                plan = owners[workspace_id]
+
+                def reject(position: int | None, reason: str, raw: Any, plan: WorkspacePlan = plan) -> None:
+                    page = None if position is None else position // S.PER_PAGE_RECIPIENTS + 1
+                    plan.reject(TABLE_ENDPOINTS["campaign_recipients"], page, reason, raw)
+
+                table = _id_required(recipients_table(rows, workspace_id, batch.synced_at, reject))
+                plan.add_rows("campaign_recipients", table.num_rows)
+                if table.num_rows:
+                    yield table
         pending.clear()
 
     return _recipients()
+
+
+def _keeps_history(plan: WorkspacePlan, table: str, rows: list[dict[str, Any]]) -> bool:
+    """Whether this workspace's rows of an scd2 table load this run. Not when a record of its list was
+    rejected: scd2 retires every stored version the load does not carry, and a record without an id
+    might be any of them, so the stored versions stay current until a run reads the list cleanly."""
+    if table in plan.protected_tables:
+        log.warning(
+            "workspace %s: %s not updated this run: the API sent a record that could not be loaded",
+            plan.workspace_id, table,
+        )  # fmt: skip
+        return False
+    return bool(rows)
 
 
 def _id_required(table: pa.Table) -> pa.Table:
@@ -252,173 +293,3 @@ def _id_required(table: pa.Table) -> pa.Table:
     table), so dlt finds the arrow schema and its own hints agree."""
     index = table.schema.get_field_index("id")
     return table.cast(table.schema.set(index, table.schema.field(index).with_nullable(False)))
-
-
-def _parse_ts(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, str) and value:
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return None
-
-
-class _ReplyRun:
-    """One workspace's reply reading in this run: ids seen, bodies to fetch (under the cap), the new cursor."""
-
-    def __init__(self, plan: WorkspacePlan) -> None:
-        self.plan = plan
-        self.seen: set[str] = set()
-        self.to_fetch: list[str] = []
-
-
-def replies(batch: Batch, reader: Reads) -> DltResource:
-    """Replies newest first, down to the cursor minus the lookback (quick) or all (full), with bodies.
-
-    A reply row always carries the body already stored, so re-reading a list item never wipes a fetched
-    body (stored bodies are looked up per chunk of re-read replies). Bodies are fetched for replies
-    without one, new first then deferred ones, up to ``reply_body_cap`` per workspace.
-    """
-
-    @dlt.resource(name="replies", write_disposition="merge", primary_key="id", columns=S.columns_for("replies"))
-    def _replies() -> Iterator[list[dict[str, Any]]]:
-        runs = [_ReplyRun(plan) for plan in batch.ok_plans]
-        tasks = [guarded(run.plan, _reply_task(batch, reader, run)) for run in runs]
-        for plan, rows in fan_out(tasks, workers=batch.workers):
-            plan.add_rows("replies", len(rows))
-            yield rows
-        yield from _fetch_bodies(batch, [run for run in runs if run.plan.ok])
-        batch.finished("replies")
-
-    return _replies()
-
-
-def _reply_task(batch: Batch, reader: Reads, run: _ReplyRun) -> Callable[[Emit], None]:
-    def work(emit: Emit) -> None:
-        _list_replies(batch, reader, run, emit)
-
-    return work
-
-
-def _list_replies(batch: Batch, reader: Reads, run: _ReplyRun, emit: Emit) -> None:
-    """Page one workspace's replies; emit (plan, rows) per chunk, bodies settled."""
-    plan = run.plan
-    cursor = _parse_ts(plan.state.reply_cursor) if batch.mode == "quick" else None
-    stop_at = cursor - timedelta(seconds=batch.reply_lookback_s) if cursor else None
-    newest: datetime | None = cursor
-    chunk: list[dict[str, Any]] = []
-    for page in plan.client.iter_pages("/replies", per_page=S.PER_PAGE_REPLIES):
-        plan.progress.page("replies")
-        reached = False
-        for item in page.items:
-            if not isinstance(item, Mapping) or not item.get("id"):
-                log.warning("replies: skipped a record without id")
-                continue
-            received = _parse_ts(item.get("received_at"))
-            if stop_at is not None and received is not None and received < stop_at:
-                reached = True
-                continue
-            if received is not None and (newest is None or received > newest):
-                newest = received
-            rid = str(item["id"])
-            if rid in run.seen:
-                continue
-            run.seen.add(rid)
-            chunk.append(reply_row(item, plan.workspace_id, batch.synced_at))
-        # settle rows chunk by chunk: holding them all until the list ends kept every reply of a full
-        # sync in memory (hundreds of thousands on a large workspace)
-        if len(chunk) >= S.REPLY_BODY_CHUNK_ROWS:
-            _settle(batch, reader, run, chunk, emit)
-            chunk = []
-        if reached:
-            break
-    _settle(batch, reader, run, chunk, emit)
-    if newest is not None:
-        plan.reply_cursor = newest.isoformat()
-    elif plan.state.reply_cursor:
-        plan.reply_cursor = plan.state.reply_cursor
-
-
-def _settle(batch: Batch, reader: Reads, run: _ReplyRun, chunk: list[dict[str, Any]], emit: Emit) -> None:
-    """Bodies for a chunk of re-read replies: the stored body when there is one; else the hook (no request);
-    rows still without a body join `to_fetch` while it holds fewer than the cap, the others land now
-    without body (deferred)."""
-    if not chunk:
-        return
-    plan = run.plan
-    known: dict[str, KnownBody] = reader.stored_bodies(plan.workspace_id, [str(r["id"]) for r in chunk])
-    need_body: list[dict[str, Any]] = []
-    settled: list[dict[str, Any]] = []
-    for row in chunk:
-        stored = known.get(str(row["id"]))
-        if stored is not None:
-            row["body"], row["body_fetched_at"] = stored.body, stored.fetched_at
-            settled.append(row)
-        else:
-            need_body.append(row)
-    if batch.body_lookup is not None and need_body:
-        try:
-            supplied = batch.body_lookup(need_body)
-        except Exception as exc:  # noqa: BLE001 - the hook must never break the sync
-            log.warning("reply body lookup failed (%s); fetching bodies from the API instead", type(exc).__name__)
-            supplied = {}
-        for row in need_body:
-            body = supplied.get(str(row["id"]))
-            if body is not None:
-                row["body"], row["body_fetched_at"] = body, batch.synced_at
-                plan.count("bodies_from_events")
-    missing = [row for row in need_body if row.get("body") is None]
-    room = max(0, batch.reply_body_cap - len(run.to_fetch))
-    run.to_fetch.extend(str(row["id"]) for row in missing[:room])
-    plan.count("bodies_deferred", max(0, len(missing) - room))
-    settled += [row for row in need_body if row.get("body") is not None] + missing[room:]
-    if settled:
-        emit((plan, settled))
-
-
-def _fetch_bodies(batch: Batch, runs: list[_ReplyRun]) -> Iterator[list[dict[str, Any]]]:
-    """GET /replies/{id} for each workspace's `to_fetch` (new replies first), then for its deferred ones in
-    the room left under the cap; interleaved across workspaces."""
-    groups: list[list[Callable[[Emit], None]]] = []
-    for run in runs:
-        plan = run.plan
-        deferred = [rid for rid in plan.deferred_reply_ids if rid not in run.seen]
-        room = max(0, batch.reply_body_cap - len(run.to_fetch))
-        plan.count("bodies_deferred", max(0, len(deferred) - room))
-        groups.append([_body_task(batch, plan, rid) for rid in run.to_fetch + deferred[:room]])
-    batch_rows: dict[str, list[dict[str, Any]]] = {}
-    owners: dict[str, WorkspacePlan] = {}
-    for plan, row in fan_out(interleave(groups), workers=batch.workers):
-        plan.count("bodies_fetched")
-        plan.progress.page("reply_bodies")
-        owners[plan.workspace_id] = plan
-        rows = batch_rows.setdefault(plan.workspace_id, [])
-        rows.append(row)
-        if len(rows) >= 500:
-            plan.add_rows("replies", len(rows))
-            yield rows
-            batch_rows[plan.workspace_id] = []
-    for workspace_id, rows in batch_rows.items():
-        if rows:
-            owners[workspace_id].add_rows("replies", len(rows))
-            yield rows
-
-
-def _body_task(batch: Batch, plan: WorkspacePlan, rid: str) -> Callable[[Emit], None]:
-    def work(emit: Emit) -> None:
-        try:
-            full = plan.client.get_data(f"/replies/{rid}")
-        except NotFoundError:
-            log.warning("reply %s disappeared before its body was read; skipped", rid)
-            return
-        if not isinstance(full, Mapping):
-            return
-        out = reply_row(full, plan.workspace_id, batch.synced_at)
-        out["body"] = full.get("body")
-        out["body_fetched_at"] = batch.synced_at
-        emit((plan, out))
-
-    return guarded(plan, work)

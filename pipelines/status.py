@@ -186,10 +186,10 @@ def _workspaces(cursor: Any, tables: set[str], runs: int) -> list[WorkspaceStatu
             f"""
             select coalesce(r.workspace_id, r.workspace_name), r.error from outreach.{RUNS_TABLE} r
             join outreach._dlt_loads l on l.load_id = r._dlt_load_id and l.status = 0
-            where r.outcome = 'failed'
+            where r.outcome in ('failed', 'rejected')
               and r.started_at = (
                   select max(x.started_at) from outreach.{RUNS_TABLE} x
-                  where x.outcome = 'failed'
+                  where x.outcome in ('failed', 'rejected')
                     and coalesce(x.workspace_id, x.workspace_name) = coalesce(r.workspace_id, r.workspace_name)
               )
             """,

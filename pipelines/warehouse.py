@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -175,19 +175,29 @@ class WarehouseReader:
 
 
 # -- after a load -------------------------------------------------------------------------------------
-def mark_deleted(client: Any, workspace_ids: Sequence[str], synced_at: datetime) -> dict[str, dict[str, int]]:
+def mark_deleted(
+    client: Any,
+    workspace_ids: Sequence[str],
+    synced_at: datetime,
+    protected: Mapping[str, Collection[str]] | None = None,
+) -> dict[str, dict[str, int]]:
     """Set deleted_at on rows of these workspaces that the full sync at `synced_at` did not re-emit.
 
-    `client`: an open dlt sql_client. Returns {workspace_id: {table: rows marked}}.
-    """
+    `client`: an open dlt sql_client. `protected`: workspace -> tables not to mark, because the run
+    rejected records of the endpoint they come from (pipelines.quarantine: a record that could not be
+    loaded may be any stored row). Returns {workspace_id: {table: rows marked}}.
+
+    Only rows older than this run's `synced_at` are marked: a concurrent run's rows never are (runs of one
+    workspace take turns, pipelines.turns, so no run loads between this run's load and its marks)."""
     marked: dict[str, dict[str, int]] = {ws: {} for ws in workspace_ids}
-    if not workspace_ids:
-        return marked
-    marks = ", ".join(["%s"] * len(workspace_ids))
     for name in S.SOFT_DELETE_TABLES:
+        markable = [ws for ws in workspace_ids if name not in (protected or {}).get(ws, ())]
+        if not markable:
+            continue
+        marks = ", ".join(["%s"] * len(markable))
         table = client.make_qualified_table_name(name)
         condition = f"workspace_id in ({marks}) and deleted_at is null and (synced_at is null or synced_at < %s)"
-        args = (*workspace_ids, synced_at)
+        args = (*markable, synced_at)
         rows = client.execute_sql(
             f"select workspace_id, count(*) from {table} where {condition} group by workspace_id", *args
         )
@@ -195,7 +205,7 @@ def mark_deleted(client: Any, workspace_ids: Sequence[str], synced_at: datetime)
         if counts:
             client.execute_sql(f"update {table} set deleted_at = %s where {condition}", synced_at, *args)
             log.info("%s: %d row(s) no longer returned by the API marked deleted", name, sum(counts.values()))
-        for ws in workspace_ids:
+        for ws in markable:
             marked[ws][name] = counts.get(ws, 0)
     return marked
 

@@ -15,6 +15,7 @@ from .control import Faults, Metrics, RateLimiter
 from .drift import Drift
 from .errors import install_handlers
 from .gate import ApiGate
+from .malform import Malform
 from .routers import account, campaign_writes, campaigns, control, hooks, mailboxes, replies, search
 from .seed import build_state
 from .settings import SandboxSettings
@@ -34,6 +35,7 @@ class Runtime:
         self.limiter = RateLimiter(settings.rate_limit)
         self.faults = Faults()
         self.drift = Drift()
+        self.malform = Malform()
         self.webhooks = Webhooks()
         self.simulator = Simulator(self.state, self.webhooks)
         self._clock_lock = threading.Lock()

@@ -2,7 +2,8 @@
 
 Order for each /api/v1 request: count it (metrics), add latency, maybe inject a fault, check the key
 (401), check the rate limit (429, not counted against the window), then run the route; with drift on, its
-successful JSON body is rewritten (sandbox/drift.py) before any truncation fault cuts it.
+successful JSON body is rewritten (sandbox/drift.py), and with malformed records on (sandbox/malform.py)
+rewritten again, before any truncation fault cuts it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from . import drift
+from . import drift, malform
 from .control import route_template
 
 Scope = dict[str, Any]
@@ -102,7 +103,11 @@ class ApiGate:
 
         out = _truncating(send, extra) if kind == "truncate" else header_send
         if rt.drift.active and route in drift.ROUTES:
-            out = _drifting(out, route, rt.drift)  # drift first, so a truncation fault cuts the drifted body
+            # drift first, so a truncation fault cuts the drifted body
+            out = _rewriting(out, lambda body: drift.apply(route, body, rt.drift))
+        if rt.malform.active and route in malform.ROUTES:
+            page = _page(scope)
+            out = _rewriting(out, lambda body: malform.apply(route, body, rt.malform, page))
         await self.app(scope, receive, out)
 
 
@@ -146,8 +151,17 @@ def _truncating(send: Send, extra: list[tuple[bytes, bytes]]) -> Send:
     return _send
 
 
-def _drifting(send: Send, route: str, setting: drift.Drift) -> Send:
-    """Buffer a response; rewrite a successful JSON body with the drift setting, then send it."""
+def _page(scope: Scope) -> int:
+    """The `page` a list request asks for (1 when absent or not a number)."""
+    for pair in scope.get("query_string", b"").decode("latin-1").split("&"):
+        name, _, value = pair.partition("=")
+        if name == "page":
+            return int(value) if value.isdigit() else 1
+    return 1
+
+
+def _rewriting(send: Send, rewrite: Callable[[Any], Any]) -> Send:
+    """Buffer a response; rewrite a successful JSON body (drift, malformed records), then send it."""
     start: dict[str, Any] = {}
     chunks: list[bytes] = []
 
@@ -161,7 +175,7 @@ def _drifting(send: Send, route: str, setting: drift.Drift) -> Send:
         body = b"".join(chunks)
         headers = list(start.get("headers", []))
         if 200 <= start.get("status", 500) < 300:
-            body = orjson.dumps(drift.apply(route, orjson.loads(body), setting))
+            body = orjson.dumps(rewrite(orjson.loads(body)))
             headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})

@@ -127,6 +127,10 @@ class _Client:
         """Schema drift from now on (`new_fields`, `unknown_enums`, `string_numbers`); no arguments turn it off."""
         return dict(self._call("POST", "/_sandbox/drift", kw)["data"])
 
+    def set_malform(self, **kw: Any) -> dict[str, Any]:
+        """Malformed records from now on (`null_id`, `timestamps`, `timestamp_fields`); no arguments turn it off."""
+        return dict(self._call("POST", "/_sandbox/malform", kw)["data"])
+
     def set_rate_limit(self, per_minute: int) -> None:
         self._call("POST", "/_sandbox/rate_limit", {"per_minute": per_minute})
 

@@ -248,9 +248,11 @@ def test_pipelines_readme_dlt_files_block_then_dlt_pipeline_info_finds_the_pipel
         tmp_path,
         env,
     )
-    assert f"Found pipeline {names[0]} in {tmp_path / 'home' / 'dlt' / 'pipelines'}" in info, info
+    # the warehouse's own dlt working directory, beside it (never dlt's default, shared by every warehouse)
+    assert f"Found pipeline {names[0]} in data/.outreach_dlt" in info, info
     assert "dataset_name: outreach" in info and "Resources in schema: outreach" in info, info
-    assert names[0] in info.partition(f"found in {tmp_path / 'home' / 'dlt' / 'pipelines'}")[2]  # --list-pipelines
+    assert names[0] in info.partition("found in data/.outreach_dlt")[2]  # --list-pipelines
+    assert not (tmp_path / "home" / "dlt" / "pipelines" / names[0]).exists()
 
 
 def test_pipelines_readme_env_block_syncs_two_workspaces_into_the_configured_warehouse(

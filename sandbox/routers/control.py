@@ -9,6 +9,7 @@ import orjson
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from .. import malform
 from ..deps import runtime
 from ..drift import FLAGS
 from ..errors import JSON, invalid
@@ -146,6 +147,23 @@ async def set_drift(request: Request) -> Response:
 @router.get("/drift")
 async def get_drift(request: Request) -> Response:
     return JSON({"data": runtime(request).drift.as_dict()})
+
+
+@router.post("/malform")
+async def set_malform(request: Request) -> Response:
+    """Malformed records from now on (sandbox/malform.py); `{}` turns it off."""
+    rt = runtime(request)
+    body = await read_json(request)
+    errors = malform.problems(body)
+    if errors:
+        raise invalid(errors)
+    rt.malform.set(**body)
+    return JSON({"data": rt.malform.as_dict()})
+
+
+@router.get("/malform")
+async def get_malform(request: Request) -> Response:
+    return JSON({"data": runtime(request).malform.as_dict()})
 
 
 @router.post("/rate_limit")
