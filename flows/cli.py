@@ -119,9 +119,14 @@ def _fail_explained(exc: BaseException, duckdb: Path | None) -> None:
     """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
     import logging
 
+    from pipelines.deadline import SyncInterrupted
     from pipelines.errors import OutreachError
 
     logging.getLogger("outreach").debug("failed", exc_info=exc)
+    if isinstance(exc, SyncInterrupted):  # what did load, then the line, with the signal's exit status
+        if exc.report is not None:
+            typer.echo(exc.report.summary())
+        _fail(str(exc), exc.exit_code)
     if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
         _fail(str(exc))
     from pipelines.diagnose import configured_path, explain

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from pipelines.client import DEFAULT_TIMEOUT_S, OutreachClient, connectivity_check
+from pipelines.deadline import Deadline, SyncInterrupted
 from pipelines.errors import OutreachError
 
 if TYPE_CHECKING:
@@ -77,13 +78,17 @@ def new_client(
     )
 
 
-def client_for(api_key: str, settings: OutreachSettings) -> OutreachClient:
-    """`new_client` with the run's settings."""
-    return new_client(
+def client_for(api_key: str, settings: OutreachSettings, deadline: Deadline | None = None) -> OutreachClient:
+    """The API client of one key with the run's settings and deadline."""
+    return OutreachClient(
         api_key,
         str(settings.base_url),
         rate_limit_per_minute=settings.rate_limit_per_minute or None,
         timeout=settings.request_timeout,
+        stall_timeout=settings.stall_timeout_s,
+        max_retry_after=settings.max_retry_after_s,
+        deadline=deadline,
+        transport=shared_transport(),
     )
 
 
@@ -98,6 +103,8 @@ def check_keys(
             with new_client(api_keys[index], base_url, rate_limit_per_minute=None, timeout=timeout) as client:
                 account = connectivity_check(client)
                 return Workspace(index=index, api_key=api_keys[index], account=account, requests=client.stats.requests)
+        except SyncInterrupted:
+            raise  # not the key's fault: the whole run stops
         except OutreachError as exc:
             return exc
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
+from pipelines.deadline import Deadline
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
@@ -111,6 +112,7 @@ class Batch:
     reply_body_cap: int
     workers: int
     body_lookup: BodyLookup | None = None
+    deadline: Deadline = field(default_factory=lambda: Deadline(None))
 
     @property
     def ok_plans(self) -> list[WorkspacePlan]:

@@ -43,7 +43,13 @@ class OutreachSettings(BaseConfiguration):
     reply_lookback_s: int = 3600
     """a quick sync re-reads replies this far below the stored cursor"""
     request_timeout: float = 20.0
-    """seconds per request"""
+    """seconds a request may wait for the service's next byte (connect: at most 10)"""
+    stall_timeout_s: float = 120.0
+    """seconds one response may take from request to last byte: a server that trickles it is cut off"""
+    sync_timeout_s: float = 21600.0
+    """the overall deadline of a sync (0: none); past it the sync stops, keeping the batches loaded"""
+    max_retry_after_s: float = 120.0
+    """the longest `Retry-After` a sync waits; the service asking for longer fails the sync, naming the wait"""
     workers: int = 8
     """threads reading the API at once (shared by the workspaces of a batch)"""
     batch_size: int = 25
@@ -109,8 +115,12 @@ def _validate(settings: OutreachSettings) -> None:
         raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
     if settings.rate_limit_per_minute < 0:
         raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")
-    if settings.lock_timeout_s < 0:
-        raise ConfigError("sources.outreach.lock_timeout_s must be 0 or more seconds")
+    for name in ("lock_timeout_s", "sync_timeout_s", "max_retry_after_s"):
+        if getattr(settings, name) < 0:
+            raise ConfigError(f"sources.outreach.{name} must be 0 or more seconds")
+    for name in ("request_timeout", "stall_timeout_s"):
+        if getattr(settings, name) <= 0:
+            raise ConfigError(f"sources.outreach.{name} must be more than 0 seconds")
     settings.api_key_list()  # a malformed key list fails here, at the edge
 
 

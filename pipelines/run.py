@@ -27,6 +27,7 @@ from pipelines import settings as S
 from pipelines.accounts import Workspace, check_keys
 from pipelines.client import DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
+from pipelines.deadline import Deadline, interrupted, interruption, stop_on_signals
 from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
@@ -40,6 +41,7 @@ BATCHES_IN_FLIGHT = 2  # one batch extracts while the previous one loads
 Notify = Callable[[str], None]
 
 
+@stop_on_signals()
 def run_sync(
     *,
     mode: str = "quick",
@@ -93,6 +95,7 @@ def run_sync(
     keys = given or cfg.api_key_list()
     require_api(cfg, keys)
     warehouse = warehouse_target(cfg)
+    deadline = Deadline(cfg.sync_timeout_s)
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
@@ -119,10 +122,15 @@ def run_sync(
                 run_id=run_id,
                 progress_for=lambda ws: trackers[ws.index],
                 key_failures=key_records,
+                deadline=deadline,
             )
     report.workspaces = [r for r, _ in reports if r is not None]
     report.seconds = round(time.monotonic() - started, 3)
     errors = sorted([*failures, *((ws.index, exc) for ws, exc in _errors(reports))], key=lambda e: e[0])
+    if interrupted():
+        stopped = interruption(interrupted())
+        stopped.report = report  # what did load, for the summary printed before the line
+        raise stopped
     if errors:
         index, exc = errors[0]
         raise _numbered(exc, index, len(keys))
@@ -146,6 +154,7 @@ def run_batches(
     run_id: str,
     progress_for: Callable[[Workspace], WorkspaceProgress],
     key_failures: Sequence[dict[str, Any]] = (),
+    deadline: Deadline | None = None,
 ) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
     """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
     holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
@@ -168,6 +177,7 @@ def run_batches(
             progress_for=progress_for,
             synced_at=synced_at,
             key_failures=key_failures if index == 0 else (),
+            deadline=deadline,
         )
         with lock.access(warehouse):
             reports = load_batch(extracted)
