@@ -27,7 +27,7 @@ from pipelines import settings as S
 from pipelines.accounts import Workspace
 from pipelines.batch import Batch, BodyLookup, WorkspacePlan
 from pipelines.config import OutreachSettings
-from pipelines.deadline import Deadline
+from pipelines.deadline import Deadline, interrupted
 from pipelines.destination import Warehouse, make_pipeline
 from pipelines.diagnose import chain
 from pipelines.failure import explain
@@ -124,7 +124,8 @@ def extract_batch(
     for plan in batch.ok_plans:
         plan.progress.set_stage("normalize")
     try:
-        pipeline.normalize()
+        if batch.ok_plans or not interrupted():  # a stopped batch has nothing to normalize: stop sooner
+            pipeline.normalize()
     except Exception as exc:  # noqa: BLE001 - as above
         extracted.error = extracted.error or exc
         for plan in batch.plans:

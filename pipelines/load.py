@@ -11,6 +11,7 @@ import logging
 import time
 
 from pipelines.batch import WorkspacePlan
+from pipelines.deadline import interrupted, interruption
 from pipelines.errors import OutreachError
 from pipelines.extract import Extracted, run_record
 from pipelines.failure import explain, outreach_error
@@ -35,6 +36,9 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     load_ids: list[str] = []
     failure: BaseException | None = None
     try:
+        if interrupted() and not batch.ok_plans:
+            # nothing of this batch to commit, and a package an earlier run left waits for the next run
+            raise interruption(interrupted())
         _update_schema(extracted)
         # one load job at a time on DuckDB: each open COPY holds its own buffers, so parallel jobs made a
         # load's memory grow with the files in the package, and one file takes one writer anyway

@@ -158,7 +158,7 @@ def run_batches(
 ) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
     """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
     holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
-    from pipelines.extract import extract_batch
+    from pipelines.extract import extract_batch, pipeline_name_for
     from pipelines.load import load_batch
 
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
@@ -167,6 +167,10 @@ def run_batches(
     synced_at = datetime.now(UTC)
 
     def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
+        if interrupted():  # a batch not started when the signal came is not started at all
+            stop = interruption(interrupted())
+            name = pipeline_name_for(batches[index][0].workspace_id)
+            return [(WorkspaceReport(ws.workspace_id, ws.name, name, mode), (ws, stop)) for ws in batches[index]]
         extracted = extract_batch(
             batches[index],
             mode=mode,
