@@ -42,7 +42,7 @@ def _first_batch_loaded(tmp: Path) -> bool:
 def test_a_signal_stops_the_sync_at_a_load_boundary_and_the_next_run_resumes(
     make_sandbox: Any, tmp_path: Path, signum: int, code: int, name: str
 ) -> None:
-    sb = make_sandbox(scale="small", rate_limit=0, workspaces=3, latency_ms=15)
+    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=3, latency_ms=40)
     keys = admin_keys(sb)
     proc = _start(sb, keys, tmp_path)
     limit = time.monotonic() + 90
