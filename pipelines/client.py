@@ -216,7 +216,9 @@ def check_base_url(base_url: str) -> str:
         )
     path = url.path.rstrip("/")
     if not path.endswith(API_PATH_SUFFIX):
-        suggestion = str(url.copy_with(path=path + API_PATH_SUFFIX))
+        # a path that already ends in /api needs only /v1, not a second /api
+        missing = API_PATH_SUFFIX.removeprefix("/api") if path.endswith("/api") else API_PATH_SUFFIX
+        suggestion = str(url.copy_with(path=path + missing))
         raise BaseUrlError(
             f"the base URL {shown} does not end in {API_PATH_SUFFIX}: the API lives under it; use e.g. {suggestion}"
         )
@@ -476,11 +478,13 @@ class OutreachClient:
         need_data: bool,
     ) -> Any:
         self.deadline.check()
+        send_at = None
         if self.limiter is not None:
             self.stats.wait_begins()
             waited = 0.0
             try:
-                waited = max(0.0, self.limiter.reserve() - time.monotonic())
+                send_at = self.limiter.reserve()
+                waited = max(0.0, send_at - time.monotonic())
                 self.deadline.sleep(waited)  # a long pause (after a 429) still ends on a signal or the deadline
             finally:
                 self.stats.wait_ends(waited)
@@ -516,6 +520,9 @@ class OutreachClient:
             ) from None
         except httpx.TransportError as exc:
             raise _Retryable(f"transport error ({type(exc).__name__})", kind="transport") from None
+        finally:
+            if self.limiter is not None and send_at is not None:
+                self.limiter.answered(send_at)
         with self._state_lock:
             self._answered = True
         self._note_date(response)
