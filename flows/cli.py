@@ -201,9 +201,12 @@ def status(
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))
         return
+    import sys
+
     from rich.console import Console
 
-    Console().print(render(found))
+    # off a terminal (a pipe, a file, cron) rich would assume 80 columns and cut the table's cells
+    Console(width=None if sys.stdout.isatty() else 1000).print(render(found))
 
 
 def _last_freshness(duckdb: Path | None, destination: str) -> dict[str, Any] | None:

@@ -118,7 +118,28 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
                 f"warehouse {path} is locked by {holder.describe()}: stop it or wait until it ends, then rerun "
                 "(BI tools should open the published <stem>_bi.duckdb, never the warehouse)"
             )
-    return _space_problem(parent, path)
+    return _space_problem(parent, path) or (damage_problem(path) if path.exists() else None)
+
+
+def damage_problem(path: Path) -> str | None:
+    """One line when DuckDB cannot read the file at `path` although no other process holds it: the file
+    is damaged (truncated part-way, or overwritten). None when it opens."""
+    if not path.is_file() or lock_holder(path) is not None:
+        return None
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{_sql_path(path)}' as probe (read_only)")
+        con.execute("select count(*) from duckdb_tables() where database_name = 'probe'").fetchall()
+    except duckdb.Error as exc:
+        return (
+            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {_one_line(exc)[:120]}): "
+            "restore it from a copy, or move it away (the next sync creates a new one; use --mode full)"
+        )
+    finally:
+        con.close()
+    return None
 
 
 def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> str | None:
