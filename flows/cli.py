@@ -93,6 +93,10 @@ def sync(
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
+    reset_state: Annotated[
+        bool,
+        typer.Option(help="Forget the dlt state of the warehouse's pipelines (keeps the data) and re-read the API."),
+    ] = False,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
     from pipelines.run import run_sync
@@ -109,6 +113,7 @@ def sync(
             batch_size=batch_size,
             progress=progress,
             notify=lambda line: typer.echo(line, err=True),
+            reset_state=reset_state,
         )
     except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
         _fail_explained(exc, duckdb)

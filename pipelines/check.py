@@ -106,8 +106,10 @@ def run_check(
     from pipelines.config import require_api, resolve_settings
 
     keys: list[str] = []
+    pipelines_dir = None
     try:
         cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
+        pipelines_dir = cfg.pipelines_dir
         keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
         require_api(cfg, keys)
     except OutreachError as exc:
@@ -123,6 +125,7 @@ def run_check(
 
     report.lines.append("warehouse:")
     _check_warehouse(report, duckdb_path)
+    _check_dlt_state(report, pipelines_dir)
     report.lines.append(
         "all checks passed" if not report.problems else f"{len(report.problems)} problem(s): see the lines above"
     )
@@ -198,6 +201,16 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
     report.lines.append(f"  {path}: ok, writable ({state})")
     if note:
         report.lines.append(f"  {note}")
+
+
+def _check_dlt_state(report: CheckReport, pipelines_dir: str | None) -> None:
+    from pipelines.reset import damaged_states, pipelines_root
+
+    damaged = damaged_states(pipelines_dir)
+    for line in damaged:
+        report.problem(line)
+    if not damaged:
+        report.lines.append(f"  dlt state in {pipelines_root(pipelines_dir)}: ok")
 
 
 def _relative(location: str) -> str:

@@ -61,9 +61,12 @@ def run_sync(
     pipelines_dir: str | Path | None = None,
     lock_timeout_s: float | None = None,
     notify: Notify | None = None,
+    reset_state: bool = False,
 ) -> SyncReport:
     """Sync every workspace (one API key each) into one dataset. Arguments left None come from dlt config
-    (or `settings`, when given, which then must hold everything)."""
+    (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
+    the warehouse's pipelines first (the data stays) and read everything again (a full sync)."""
+    mode = "full" if reset_state else mode
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     from pipelines.diagnose import preflight_given
@@ -99,6 +102,7 @@ def run_sync(
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
+        _check_dlt_state(cfg, reset_state, notify)
         prepare_warehouse(warehouse)
         if checked is None:
             checked = check_keys(keys, str(cfg.base_url), timeout=cfg.request_timeout, workers=cfg.workers)
@@ -135,6 +139,23 @@ def run_sync(
         index, exc = errors[0]
         raise _numbered(exc, index, len(keys))
     return report
+
+
+def _check_dlt_state(cfg: OutreachSettings, reset: bool, notify: Notify | None) -> None:
+    """Forget the pipelines' dlt state when asked; else fail in one line on a damaged state file (dlt would
+    fail on it with a decoding error naming neither the file nor the fix). The caller holds the lock."""
+    from pipelines.reset import DamagedStateError, damaged_states, forget_state, pipelines_root
+
+    if reset:
+        removed = forget_state(cfg.pipelines_dir)
+        (notify or log.warning)(
+            f"forgot the dlt state of {len(removed)} pipeline(s) in {pipelines_root(cfg.pipelines_dir)}; the "
+            "warehouse's data is kept and this full sync reads the API again"
+        )
+        return
+    damaged = damaged_states(cfg.pipelines_dir)
+    if damaged:
+        raise DamagedStateError(damaged[0])
 
 
 def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
