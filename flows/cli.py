@@ -12,11 +12,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from models.settings import WarehouseTarget
 
+
+class _OneLineErrors(TyperGroup):
+    """Every command's unexpected failure becomes one line naming its root cause (`pipelines.diagnose.explain`);
+    the traceback goes to the debug log only. Commands still say their known errors themselves."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
+            raise
+        except Exception as exc:  # the last line of defence: no traceback reaches a user
+            import logging
+
+            from pipelines.diagnose import explain
+
+            logging.getLogger("outreach").debug("failed", exc_info=exc)
+            typer.echo(f"error: {explain(exc)}", err=True)
+            raise typer.Exit(1) from None
+
+
 app = typer.Typer(
+    cls=_OneLineErrors,
     help="Sync a cold-email outreach service into DuckDB and build reporting tables.",
     no_args_is_help=True,
     add_completion=False,

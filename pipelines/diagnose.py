@@ -253,6 +253,8 @@ def _explain_oserror(error: OSError) -> str | None:
         return f"read-only file system{where}: point the path at a writable directory (or remount it read-write)"
     if error.errno in (errno.EACCES, errno.EPERM):
         return f"permission denied{where}: give this user write access there, or choose another path"
+    if error.errno == errno.EISDIR:
+        return f"a directory is where a file should be{where}: give a file path, or move the directory away"
     if error.errno == errno.ENOTDIR:
         return f"a part of the path{where} is a file, not a directory: choose another path"
     if error.errno == errno.EFBIG:
