@@ -184,14 +184,14 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
-    from pipelines.diagnose import configured_path, storage_note, warehouse_problem
+    from pipelines.diagnose import configured_path, damage_problem, storage_note, warehouse_problem
     from pipelines.settings import DEFAULT_STORAGE_VERSION
 
     path = configured_path(duckdb_path)
     if path is None:
         report.lines.append("  another destination is configured: this version checks DuckDB warehouses only")
         return
-    problem = warehouse_problem(path)
+    problem = warehouse_problem(path) or damage_problem(path)
     if problem:
         report.problem(problem)
         return

@@ -105,9 +105,10 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
             except duckdb.Error:
                 holder = current_holder(warehouse)
                 if holder is None:  # nobody holds it: the file itself is the problem; say which
-                    from pipelines.diagnose import warehouse_problem
+                    from pipelines.diagnose import damage_problem, warehouse_problem
 
-                    problem = warehouse_problem(warehouse.duckdb_path)
+                    path = warehouse.duckdb_path
+                    problem = warehouse_problem(path) or damage_problem(path)
                     raise WarehouseError(problem or f"{warehouse.label} cannot be opened by DuckDB") from None
                 with _committed_copy(warehouse.duckdb_path) as copy:
                     try:
