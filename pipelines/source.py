@@ -48,7 +48,7 @@ def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResour
         The resources workspaces, campaigns, email_accounts, webhook_event_types, campaign_recipients,
         campaign_stats (+ variants, daily sends) and replies.
     """
-    boundary = batch.service_time()
+    boundary = history_boundary(batch, reader)
     return [
         workspaces(batch),
         workspace_history(batch, boundary),
@@ -59,6 +59,19 @@ def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResour
         campaign_recipients(batch),
         replies(batch, reader),
     ]
+
+
+def history_boundary(batch: Batch, reader: WarehouseReader) -> datetime:
+    """The batch's scd2 boundary: the service's time, but always after every version already stored. A service
+    whose clock is behind the warehouse (a fresh sandbox synced into a demo's warehouse, a restored service)
+    would otherwise start versions before the current ones: duplicate (id, valid_from) pairs, churned again
+    on every sync."""
+    boundary = batch.service_time()
+    floor = reader.history_floor([plan.workspace_id for plan in batch.ok_plans])
+    if floor is not None and boundary <= floor:
+        log.info("the service's clock (%s) is behind the newest stored history version (%s)", boundary, floor)
+        return floor + timedelta(seconds=1)
+    return boundary
 
 
 def _scd2(boundary: datetime) -> TScd2StrategyDict:
