@@ -111,7 +111,9 @@ def sync(
         Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
-    spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    spool: Annotated[
+        Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
@@ -348,12 +350,15 @@ def serve() -> None:
 def hooks_listen(
     host: str = "127.0.0.1",
     port: int = 8787,
-    spool: Annotated[Path | None, typer.Option(help="Spool directory (default data/spool/).")] = None,
+    spool: Annotated[
+        Path | None, typer.Option(help="Spool directory (default: the configured warehouse's, <stem>_spool/).")
+    ] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
+    from pipelines.config import resolve_settings
     from receiver.server import listen
 
-    listen(host=host, port=port, spool_dir=spool)
+    listen(host=host, port=port, spool_dir=spool or resolve_settings().spool_location())
 
 
 HooksRecordOption = Annotated[

@@ -62,8 +62,8 @@ class OutreachSettings(BaseConfiguration):
     duckdb_memory_limit: str = S.DEFAULT_MEMORY_LIMIT
     """DuckDB spills to disk beyond this during loads. A load's merge work grows with the rows staged, so
     any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
-    spool_dir: str = S.DEFAULT_SPOOL_DIR
-    """webhook spool, loaded first when it exists"""
+    spool_dir: str | None = None
+    """webhook spool, loaded first when it exists; default per warehouse (`spool_location`)"""
     pipelines_dir: str | None = None
     """dlt working directories (dlt's default: ~/.dlt/pipelines)"""
     lock_timeout_s: float = 600.0
@@ -81,9 +81,20 @@ class OutreachSettings(BaseConfiguration):
         """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
         return as_key_list(self.api_keys, "api_keys") or as_key_list(_one_key(self.api_key), "api_key")
 
+    def spool_location(self) -> Path:
+        """The webhook spool of this warehouse: `spool_dir` when set, else one per warehouse, so events spooled
+        for one warehouse never load into another: ``<stem>_spool`` beside a DuckDB file
+        (``data/outreach_spool`` for ``data/outreach.duckdb``), ``data/spool_<destination>`` for a server."""
+        if self.spool_dir:
+            return Path(self.spool_dir).expanduser()
+        if (self.destination or "duckdb").strip().lower() == "duckdb":
+            warehouse = Path(self.duckdb_path or S.DEFAULT_DUCKDB_PATH).expanduser()
+            return warehouse.with_name(f"{warehouse.stem}_spool")
+        return Path(S.DEFAULT_SPOOL_DIR).with_name(f"spool_{self.destination.strip().lower()}")
+
     def spool_path(self) -> Path | None:
         """The spool directory when it exists (nothing to load otherwise)."""
-        path = Path(self.spool_dir).expanduser()
+        path = self.spool_location()
         return path.resolve() if path.is_dir() else None
 
 

@@ -253,6 +253,8 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
     """Load webhook events waiting in the spool (pipelines.events, issue 6) first; 0 if there are none.
     `spool_dir` overrides the configured spool."""
     spool = Path(spool_dir) if spool_dir else settings.spool_path()
+    if spool_dir is None and settings.spool_dir is None:
+        _note_shared_spool(settings.spool_location())
     if spool is not None and not spool.is_dir():
         return 0
     if spool is None:
@@ -264,6 +266,22 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
         return 0
     pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
     return int(load_spool(pipeline, spool))
+
+
+def _note_shared_spool(own: Path) -> None:
+    """Deliveries waiting in the old shared default spool belong to whichever warehouse they were meant for:
+    never loaded into this one by guess; one line says where they are and how to load them."""
+    shared = Path(S.DEFAULT_SPOOL_DIR)
+    waiting = sorted(shared.glob("*.jsonl")) if shared.is_dir() else []
+    if waiting and shared.resolve() != own.resolve():
+        log.warning(
+            "%s holds %d webhook spool file(s) from before spools were per warehouse: move them into %s to load "
+            "them into this warehouse (or pass --spool %s)",
+            shared,
+            len(waiting),
+            own,
+            shared,
+        )
 
 
 def new_run_id() -> str:
