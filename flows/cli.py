@@ -23,13 +23,17 @@ class _OneLineErrors(TyperGroup):
     the traceback goes to the debug log only. Commands still say their known errors themselves."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        import logging
+
+        # libraries' warnings (pandas' deprecations, met while dbt runs) are for their developers, not for our
+        # users: logged (a configured handler still gets them), never printed on their own
+        logging.captureWarnings(True)
+        logging.getLogger("py.warnings").addHandler(logging.NullHandler())
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
             raise
         except Exception as exc:  # the last line of defence: no traceback reaches a user
-            import logging
-
             from pipelines.diagnose import explain
 
             logging.getLogger("outreach").debug("failed", exc_info=exc)
