@@ -93,14 +93,22 @@ def client_for(api_key: str, settings: OutreachSettings, deadline: Deadline | No
 
 
 def check_keys(
-    api_keys: Sequence[str], base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, workers: int = 8
+    api_keys: Sequence[str],
+    base_url: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    workers: int = 8,
+    rate_limit_per_minute: int | None = None,
 ) -> list[Workspace | OutreachError]:
     """GET /account for every key (on up to `workers` threads): its Workspace, or the OutreachError.
-    Unpaced: one request per key, before any other."""
+    With `rate_limit_per_minute`, through the key's shared pacer: the service counts this request too, and a
+    sync at exactly the limit would otherwise send one more than it allows in its first minute."""
 
     def check(index: int) -> Workspace | OutreachError:
         try:
-            with new_client(api_keys[index], base_url, rate_limit_per_minute=None, timeout=timeout) as client:
+            with new_client(
+                api_keys[index], base_url, rate_limit_per_minute=rate_limit_per_minute, timeout=timeout
+            ) as client:
                 account = connectivity_check(client)
                 return Workspace(index=index, api_key=api_keys[index], account=account, requests=client.stats.requests)
         except SyncInterrupted:

@@ -25,7 +25,7 @@ from typing import Any
 from pipelines import demo_guard, lock
 from pipelines import settings as S
 from pipelines.accounts import Workspace, check_keys
-from pipelines.client import DEFAULT_TIMEOUT_S
+from pipelines.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
 from pipelines.deadline import Deadline, SyncInterrupted, interrupted, interruption, stop_on_signals
 from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
@@ -79,7 +79,10 @@ def run_sync(
     checked: list[Workspace | OutreachError] | None = None
     if given and base_url and settings is None:
         # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
-        checked = check_keys(given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S)
+        pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
+        checked = check_keys(
+            given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
+        )
         _raise_if_none_found(checked)
     cfg = settings or resolve_settings(
         base_url=base_url,
@@ -105,7 +108,13 @@ def run_sync(
         _check_dlt_state(cfg, reset_state, notify)
         prepare_warehouse(warehouse)
         if checked is None:
-            checked = check_keys(keys, str(cfg.base_url), timeout=cfg.request_timeout, workers=cfg.workers)
+            checked = check_keys(
+                keys,
+                str(cfg.base_url),
+                timeout=cfg.request_timeout,
+                workers=cfg.workers,
+                rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+            )
             _raise_if_none_found(checked)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found = [r for r in checked if isinstance(r, Workspace)]

@@ -4,7 +4,13 @@ the answer (a fake clock; one function under test)."""
 
 from __future__ import annotations
 
-from pipelines.pacing import RateLimiter
+import time
+from typing import Any
+
+from test_sync_support import admin_keys
+
+from pipelines.accounts import check_keys, new_client
+from pipelines.pacing import RateLimiter, shared_limiter
 
 
 class Clock:
@@ -37,3 +43,19 @@ def test_without_an_answer_the_window_starts_at_the_send() -> None:
     sends = [limiter.reserve() for _ in range(4)]
     assert sends[:3] == [0.0, 20.0, 40.0]
     assert sends[3] == 61.0
+
+
+def test_the_key_check_counts_against_the_keys_pacer(make_sandbox: Any) -> None:
+    """GET /account is a request the service counts: it goes through the key's shared pacer, so a sync at
+    exactly the limit sends no more than the limit in its first minute (it drew one 429 before)."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    key = admin_keys(sb)[0]
+    (found,) = check_keys([key], sb.base_url, rate_limit_per_minute=3)
+    assert not isinstance(found, Exception), found
+    with new_client(key, sb.base_url, rate_limit_per_minute=3) as client:
+        client.get_data("/account")
+        client.get_data("/account")
+    limiter = shared_limiter(key, 3)
+    assert limiter is not None
+    # the 4th request of this key (1 check + 2 reads before it) waits for the window: 3 a minute
+    assert limiter.reserve() - time.monotonic() > 50
