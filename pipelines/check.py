@@ -31,7 +31,10 @@ def _settings() -> tuple[tuple[str, bool, str], ...]:
 
     defaults = OutreachSettings()
     # dlt's default is ~/.dlt/pipelines, /var/dlt/pipelines as root, or under DLT_DATA_DIR: show the one in use
-    shown = {"pipelines_dir": f"dlt's default ({get_dlt_pipelines_dir()})"}
+    shown = {
+        "pipelines_dir": f"dlt's default ({get_dlt_pipelines_dir()})",
+        "spool_dir": f"the warehouse's ({defaults.spool_location()})",
+    }
     return tuple(
         (
             name,
