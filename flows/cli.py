@@ -12,37 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+
+from flows.errors import OneLineErrors, fail, fail_explained
 
 if TYPE_CHECKING:
     from models.settings import WarehouseTarget
 
 
-class _OneLineErrors(TyperGroup):
-    """Every command's unexpected failure becomes one line naming its root cause (`pipelines.diagnose.explain`);
-    the traceback goes to the debug log only. Commands still say their known errors themselves."""
-
-    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
-        import logging
-
-        # libraries' warnings (pandas' deprecations, met while dbt runs) are for their developers, not for our
-        # users: logged (a configured handler still gets them), never printed on their own
-        logging.captureWarnings(True)
-        logging.getLogger("py.warnings").addHandler(logging.NullHandler())
-        try:
-            return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
-            raise
-        except Exception as exc:  # the last line of defence: no traceback reaches a user
-            from pipelines.diagnose import explain
-
-            logging.getLogger("outreach").debug("failed", exc_info=exc)
-            typer.echo(f"error: {explain(exc)}", err=True)
-            raise typer.Exit(1) from None
-
-
 app = typer.Typer(
-    cls=_OneLineErrors,
+    cls=OneLineErrors,
     help="Sync a cold-email outreach service into DuckDB and build reporting tables.",
     no_args_is_help=True,
     add_completion=False,
@@ -62,12 +40,6 @@ class Scale(StrEnum):
     small = "small"
     medium = "medium"
     large = "large"
-
-
-def _fail(message: str, code: int = 1) -> None:
-    """Print a one-line reason on stderr and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 @app.command()
@@ -144,27 +116,8 @@ def sync(
             reset_state=reset_state,
         )
     except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
-        _fail_explained(exc, duckdb)
+        fail_explained(exc, duckdb)
     typer.echo(report.summary())
-
-
-def _fail_explained(exc: BaseException, duckdb: Path | None) -> None:
-    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
-    import logging
-
-    from pipelines.deadline import SyncInterrupted
-    from pipelines.errors import OutreachError
-
-    logging.getLogger("outreach").debug("failed", exc_info=exc)
-    if isinstance(exc, SyncInterrupted):  # what did load, then the line, with the signal's exit status
-        if exc.report is not None:
-            typer.echo(exc.report.summary())
-        _fail(str(exc), exc.exit_code)
-    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
-        _fail(str(exc))
-    from pipelines.diagnose import configured_path, explain
-
-    _fail(explain(exc, configured_path(duckdb)))
 
 
 @app.command()
@@ -191,7 +144,7 @@ def _model_target(duckdb: Path | None, destination: Destination | None) -> Wareh
     from models.settings import resolve_target
 
     if duckdb is not None and destination == Destination.postgres:
-        _fail("--duckdb and --destination postgres exclude each other: pass one")
+        fail("--duckdb and --destination postgres exclude each other: pass one")
     return resolve_target(duckdb, destination.value if destination else None)
 
 
@@ -229,7 +182,7 @@ def status(
         target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
         found = read_status(target, runs=runs)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     found.source_freshness = _last_freshness(target.duckdb_path, target.destination)
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))
@@ -279,7 +232,7 @@ def models(
         )
         raise typer.Exit(1) from None
     except (ModelError, OutreachError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(report.summary())
 
 
@@ -298,11 +251,11 @@ def report(
     warehouse = duckdb or configured_warehouse()
     bi = bi_path_for(warehouse)
     if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
-        _fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
+        fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
     try:
         path = write_report(bi, out or report_path_for(warehouse))
     except ReportError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
 
 
@@ -323,7 +276,7 @@ def docs(
         with _writer_lock(target, "outreach docs"):
             site = generate_docs(target, out_dir=out)
     except ModelError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"docs: {site} (open it in a browser)")
 
 
@@ -347,7 +300,7 @@ def serve() -> None:
     try:
         serve_deployments()
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("listen")
@@ -391,7 +344,7 @@ def hooks_subscribe(
         ):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("unsubscribe")
@@ -408,7 +361,7 @@ def hooks_unsubscribe(
     try:
         typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("list")
@@ -424,7 +377,7 @@ def hooks_list(
         for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("events")
@@ -437,7 +390,7 @@ def hooks_events(base_url: str | None = None, api_key: str | None = None) -> Non
         for line in list_events(base_url=base_url, api_key=api_key):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 if __name__ == "__main__":
