@@ -45,7 +45,8 @@ class OutreachSettings(BaseConfiguration):
     request_timeout: float = 20.0
     """seconds a request may wait for the service's next byte (connect: at most 10)"""
     stall_timeout_s: float = 120.0
-    """seconds one response may take from request to last byte: a server that trickles it is cut off"""
+    """seconds one response may take from request to last byte (checked as its body arrives): a server that
+    trickles it is cut off"""
     sync_timeout_s: float = 21600.0
     """the overall deadline of a sync (0: none); past it the sync stops, keeping the batches loaded"""
     max_retry_after_s: float = 120.0
