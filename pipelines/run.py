@@ -27,12 +27,12 @@ from pipelines import settings as S
 from pipelines.accounts import Workspace, check_keys
 from pipelines.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
-from pipelines.deadline import Deadline, SyncInterrupted, interrupted, interruption, stop_on_signals
+from pipelines.deadline import Deadline, interrupted, interruption, stop_on_signals
 from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
 from pipelines.report import SyncReport, WorkspaceReport
-from pipelines.runs import flush_failed_runs, record_failed_runs, run_row
+from pipelines.runs import flush_failed_runs, outcome_of, record_failed_runs, run_row
 
 log = logging.getLogger(__name__)
 
@@ -224,9 +224,9 @@ def run_batches(
     ) as pool:
         for result in pool.map(one, range(len(batches))):
             out.extend(result)
-    skipped = [(ws, err) for report, (ws, err) in out if isinstance(err, SyncInterrupted) and not report.requests]
-    if skipped:  # their runs are recorded too, in one load: the run shows as interrupted for every workspace
-        rows = [_interrupted_record(run_id, mode, synced_at, ws, err) for ws, err in skipped]
+    stopped = [(r, ws, e) for r, (ws, e) in out if e is not None and not r.load_ids and outcome_of(e) == "interrupted"]
+    if stopped:  # one load records them all (each is a dlt run: one per batch would hold the stop up)
+        rows = [_interrupted_record(run_id, mode, synced_at, ws, r.requests, e) for r, ws, e in stopped]
         record_failed_runs(warehouse, settings.pipelines_dir, rows)
     for report, (ws, error) in out:
         if error is None:
@@ -314,8 +314,12 @@ def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
     return exc
 
 
-def _interrupted_record(run_id: str, mode: str, started: datetime, ws: Workspace, exc: BaseException) -> dict[str, Any]:
-    """The run record of a workspace whose batch never started: a signal came first."""
+def _interrupted_record(
+    run_id: str, mode: str, started: datetime, ws: Workspace, requests: int, exc: BaseException
+) -> dict[str, Any]:
+    """The run record of a workspace a signal stopped before anything of it was committed."""
+    from pipelines.failure import explain
+
     return run_row(
         run_id=run_id,
         workspace_id=ws.workspace_id,
@@ -324,8 +328,8 @@ def _interrupted_record(run_id: str, mode: str, started: datetime, ws: Workspace
         started_at=started,
         outcome="interrupted",
         rows_loaded={},
-        requests=0,
-        error=str(exc),
+        requests=requests,
+        error=explain(exc),
     )
 
 
