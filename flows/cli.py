@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_alerts import after_build_step, alerts_app
+from flows.errors import OneLineErrors, fail, fail_explained
 
 if TYPE_CHECKING:
     from models.settings import WarehouseTarget
 
+
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Sync a cold-email outreach service into DuckDB and build reporting tables.",
     no_args_is_help=True,
     add_completion=False,
@@ -39,12 +42,6 @@ class Scale(StrEnum):
     small = "small"
     medium = "medium"
     large = "large"
-
-
-def _fail(message: str, code: int = 1) -> None:
-    """Print a one-line reason on stderr and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 @app.command()
@@ -94,10 +91,16 @@ def sync(
         Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
-    spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    spool: Annotated[
+        Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Workspaces per dlt load.")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
+    reset_state: Annotated[
+        bool,
+        typer.Option(help="Forget the dlt state of the warehouse's pipelines (keeps the data) and re-read the API."),
+    ] = False,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
     from pipelines.run import run_sync
@@ -114,24 +117,11 @@ def sync(
             batch_size=batch_size,
             progress=progress,
             notify=lambda line: typer.echo(line, err=True),
+            reset_state=reset_state,
         )
     except Exception as exc:  # noqa: BLE001 - reliab: every failure is one line naming its root cause
-        _fail_explained(exc, duckdb)
+        fail_explained(exc, duckdb)
     typer.echo(report.summary())
-
-
-def _fail_explained(exc: BaseException, duckdb: Path | None) -> None:
-    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
-    import logging
-
-    from pipelines.errors import OutreachError
-
-    logging.getLogger("outreach").debug("failed", exc_info=exc)
-    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
-        _fail(str(exc))
-    from pipelines.diagnose import configured_path, explain
-
-    _fail(explain(exc, configured_path(duckdb)))
 
 
 @app.command()
@@ -158,7 +148,7 @@ def _model_target(duckdb: Path | None, destination: Destination | None) -> Wareh
     from models.settings import resolve_target
 
     if duckdb is not None and destination == Destination.postgres:
-        _fail("--duckdb and --destination postgres exclude each other: pass one")
+        fail("--duckdb and --destination postgres exclude each other: pass one")
     return resolve_target(duckdb, destination.value if destination else None)
 
 
@@ -196,14 +186,17 @@ def status(
         target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
         found = read_status(target, runs=runs)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     found.source_freshness = _last_freshness(target.duckdb_path, target.destination)
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))
         return
+    import sys
+
     from rich.console import Console
 
-    Console().print(render(found))
+    # off a terminal (a pipe, a file, cron) rich would assume 80 columns and cut the table's cells
+    Console(width=None if sys.stdout.isatty() else 1000).print(render(found))
 
 
 def _last_freshness(duckdb: Path | None, destination: str) -> dict[str, Any] | None:
@@ -244,7 +237,7 @@ def models(
         )
         raise typer.Exit(1) from None
     except (ModelError, OutreachError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(report.summary())
 
 
@@ -263,11 +256,11 @@ def report(
     warehouse = duckdb or configured_warehouse()
     bi = bi_path_for(warehouse)
     if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
-        _fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
+        fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
     try:
         path = write_report(bi, out or report_path_for(warehouse))
     except ReportError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
 
 
@@ -288,7 +281,7 @@ def docs(
         with _writer_lock(target, "outreach docs"):
             site = generate_docs(target, out_dir=out)
     except ModelError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     typer.echo(f"docs: {site} (open it in a browser)")
 
 
@@ -312,19 +305,22 @@ def serve() -> None:
     try:
         serve_deployments()
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("listen")
 def hooks_listen(
     host: str = "127.0.0.1",
     port: int = 8787,
-    spool: Annotated[Path | None, typer.Option(help="Spool directory (default data/spool/).")] = None,
+    spool: Annotated[
+        Path | None, typer.Option(help="Spool directory (default: the configured warehouse's, <stem>_spool/).")
+    ] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
+    from pipelines.config import resolve_settings
     from receiver.server import listen
 
-    listen(host=host, port=port, spool_dir=spool)
+    listen(host=host, port=port, spool_dir=spool or resolve_settings().spool_location())
 
 
 HooksRecordOption = Annotated[
@@ -353,7 +349,7 @@ def hooks_subscribe(
         ):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("unsubscribe")
@@ -370,7 +366,7 @@ def hooks_unsubscribe(
     try:
         typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("list")
@@ -386,7 +382,7 @@ def hooks_list(
         for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hooks_app.command("events")
@@ -399,7 +395,7 @@ def hooks_events(base_url: str | None = None, api_key: str | None = None) -> Non
         for line in list_events(base_url=base_url, api_key=api_key):
             typer.echo(line)
     except OutreachError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,12 @@ def extract(api_key: str, *, mode: str, settings: OutreachSettings) -> Any:
 
     target = warehouse_target(settings)
     run_id = new_run_id()
-    (checked,) = check_keys([api_key], str(settings.base_url), timeout=settings.request_timeout)
+    (checked,) = check_keys(
+        [api_key],
+        str(settings.base_url),
+        timeout=settings.request_timeout,
+        rate_limit_per_minute=settings.rate_limit_per_minute or None,
+    )
     if isinstance(checked, BaseException):
         _record_failure(settings, run_id, mode, checked)
         raise checked

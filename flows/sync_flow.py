@@ -417,9 +417,9 @@ def sync_all(
     registered, as runs of that deployment, ``batch_size`` workspaces each (default: the workspaces spread
     over ``max_parallel`` runs), which the pool's workers share; the models are built after all ended.
 
-    ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default
-    ``data/spool`` if it exists) holds webhook events, loaded first. A workspace that fails
-    does not stop the others; their data stays loaded and the models are built from it, and
+    ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default the
+    warehouse's own spool, ``data/outreach_spool``, if it exists) holds webhook events, loaded first.
+    A workspace that fails does not stop the others; their data stays loaded and the models are built from it, and
     then this flow fails naming each failed workspace and its reason.
     """
     logger = get_run_logger()

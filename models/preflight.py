@@ -38,6 +38,11 @@ def check_duckdb(path: Path) -> None:
         try:
             con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
         except duckdb.IOException as exc:
+            from pipelines.diagnose import damage_problem, lock_holder
+
+            if lock_holder(path) is None:  # nobody holds it: the file itself cannot be read
+                line = damage_problem(path) or f"cannot open warehouse {path}: {_first_line(exc)}"
+                raise WarehouseError(line) from exc
             raise WarehouseError(
                 f"cannot open warehouse {path}: another process holds it for writing (DuckDB: {_first_line(exc)}); "
                 "retry when that sync or build finishes"

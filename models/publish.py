@@ -35,6 +35,11 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
     path = Path(duckdb_path)
     target = bi_path_for(path)
     version = storage_version()
+    if target.is_dir():  # checked first: a finished copy could not be renamed over it
+        raise PublishError(
+            f"the BI file's path {target} is a directory: move it away (the BI file is written there); the "
+            "reporting tables are built"
+        )
     _remove_leftovers(target)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     started = time.perf_counter()
@@ -59,14 +64,21 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         raise
     finally:
         con.close()
-    _fsync(tmp)
-    stale_wal = Path(f"{target}.wal")
-    if stale_wal.exists():
-        # only a read-write opener leaves a WAL; replaying it over the new file would corrupt it
-        log.warning("removing %s left by a read-write connection to the BI file (open it read-only)", stale_wal)
-        stale_wal.unlink()
-    os.replace(tmp, target)
-    _fsync(target.parent)
+    try:
+        _fsync(tmp)
+        stale_wal = Path(f"{target}.wal")
+        if stale_wal.exists():
+            # only a read-write opener leaves a WAL; replaying it over the new file would corrupt it
+            log.warning("removing %s left by a read-write connection to the BI file (open it read-only)", stale_wal)
+            stale_wal.unlink()
+        os.replace(tmp, target)
+        _fsync(target.parent)
+    except OSError as exc:
+        _unlink(tmp)
+        raise PublishError(
+            f"publishing the BI file {target} failed: {type(exc).__name__} ({exc.strerror or 'no detail'}): the "
+            "previous BI file is untouched; check the path and its permissions, then rerun"
+        ) from exc
     log.info(
         "published %d tables to %s (storage %s) in %.2fs", len(tables), target, version, time.perf_counter() - started
     )

@@ -80,7 +80,8 @@ class BuildReport:
         tests = self.tests
         passed = sum(1 for t in tests if t.status == "pass")
         warned = [t for t in tests if t.status == "warn"]
-        failed = [t for t in tests if t.failed]
+        failed = [t for t in tests if t.failed and t.status != "skipped"]
+        skipped = [t for t in tests if t.status == "skipped"]  # not run: a model they test failed
         lines = [
             (
                 f"models: {len(views)} staging views, {len(tables)} mart tables built in {self.seconds:.2f}s "
@@ -94,6 +95,7 @@ class BuildReport:
             f"data tests: {passed}/{len(tests)} passed"
             + (f", {len(warned)} warned" if warned else "")
             + (f", {len(failed)} FAILED" if failed else "")
+            + (f", {len(skipped)} skipped" if skipped else "")
         )
         for test in warned:
             lines.append(f"warning: {test.problem_line()}")

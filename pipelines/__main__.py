@@ -12,6 +12,7 @@ import argparse
 import logging
 import sys
 
+from pipelines.deadline import SyncInterrupted
 from pipelines.errors import OutreachError
 
 
@@ -48,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
             progress=not args.no_progress,
             notify=lambda line: print(line, file=sys.stderr, flush=True),
         )
+    except SyncInterrupted as exc:
+        if exc.report is not None:
+            print(exc.report.summary())
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except OutreachError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

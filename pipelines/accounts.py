@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from pipelines.client import DEFAULT_TIMEOUT_S, OutreachClient, connectivity_check
+from pipelines.deadline import Deadline, SyncInterrupted
 from pipelines.errors import OutreachError
 
 if TYPE_CHECKING:
@@ -77,27 +78,41 @@ def new_client(
     )
 
 
-def client_for(api_key: str, settings: OutreachSettings) -> OutreachClient:
-    """`new_client` with the run's settings."""
-    return new_client(
+def client_for(api_key: str, settings: OutreachSettings, deadline: Deadline | None = None) -> OutreachClient:
+    """The API client of one key with the run's settings and deadline."""
+    return OutreachClient(
         api_key,
         str(settings.base_url),
         rate_limit_per_minute=settings.rate_limit_per_minute or None,
         timeout=settings.request_timeout,
+        stall_timeout=settings.stall_timeout_s,
+        max_retry_after=settings.max_retry_after_s,
+        deadline=deadline,
+        transport=shared_transport(),
     )
 
 
 def check_keys(
-    api_keys: Sequence[str], base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, workers: int = 8
+    api_keys: Sequence[str],
+    base_url: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    workers: int = 8,
+    rate_limit_per_minute: int | None = None,
 ) -> list[Workspace | OutreachError]:
     """GET /account for every key (on up to `workers` threads): its Workspace, or the OutreachError.
-    Unpaced: one request per key, before any other."""
+    With `rate_limit_per_minute`, through the key's shared pacer: the service counts this request too, and a
+    sync at exactly the limit would otherwise send one more than it allows in its first minute."""
 
     def check(index: int) -> Workspace | OutreachError:
         try:
-            with new_client(api_keys[index], base_url, rate_limit_per_minute=None, timeout=timeout) as client:
+            with new_client(
+                api_keys[index], base_url, rate_limit_per_minute=rate_limit_per_minute, timeout=timeout
+            ) as client:
                 account = connectivity_check(client)
                 return Workspace(index=index, api_key=api_keys[index], account=account, requests=client.stats.requests)
+        except SyncInterrupted:
+            raise  # not the key's fault: the whole run stops
         except OutreachError as exc:
             return exc
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
+from pipelines.deadline import Deadline
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
@@ -174,6 +175,7 @@ class Batch:
     reply_body_cap: int
     workers: int
     body_lookup: BodyLookup | None = None
+    deadline: Deadline = field(default_factory=lambda: Deadline(None))
 
     @property
     def ok_plans(self) -> list[WorkspacePlan]:

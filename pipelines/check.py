@@ -15,9 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.errors import ConfigError, ForbiddenError, InvalidRequestError, OutreachError
+
+if TYPE_CHECKING:
+    from pipelines.config import OutreachSettings
 
 SECTIONS = ("sources", "outreach")
 SECRET_SETTINGS = ("api_key", "api_keys")
@@ -29,7 +32,10 @@ def _settings() -> tuple[tuple[str, bool, str], ...]:
 
     defaults = OutreachSettings()
     # one per warehouse (pipelines.destination.dlt_working_dir): beside a DuckDB file, or in dlt's default
-    shown = {"pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)"}
+    shown = {
+        "pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)",
+        "spool_dir": f"the warehouse's ({defaults.spool_location()})",
+    }
     return tuple(
         (
             name,
@@ -104,8 +110,10 @@ def run_check(
     from pipelines.config import require_api, resolve_settings
 
     keys: list[str] = []
+    settings = None
     try:
         cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
+        settings = cfg
         keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
         require_api(cfg, keys)
     except OutreachError as exc:
@@ -121,6 +129,8 @@ def run_check(
 
     report.lines.append("warehouse:")
     _check_warehouse(report, duckdb_path)
+    if settings is not None:
+        _check_dlt_state(report, settings)
     report.lines.append(
         "all checks passed" if not report.problems else f"{len(report.problems)} problem(s): see the lines above"
     )
@@ -179,14 +189,14 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
-    from pipelines.diagnose import configured_path, storage_note, warehouse_problem
+    from pipelines.diagnose import configured_path, damage_problem, storage_note, warehouse_problem
     from pipelines.settings import DEFAULT_STORAGE_VERSION
 
     path = configured_path(duckdb_path)
     if path is None:
         report.lines.append("  another destination is configured: this version checks DuckDB warehouses only")
         return
-    problem = warehouse_problem(path)
+    problem = warehouse_problem(path) or damage_problem(path)
     if problem:
         report.problem(problem)
         return
@@ -196,6 +206,18 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
     report.lines.append(f"  {path}: ok, writable ({state})")
     if note:
         report.lines.append(f"  {note}")
+
+
+def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:
+    from pipelines.destination import dlt_working_dir, warehouse_target
+    from pipelines.reset import damaged_states
+
+    root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir)
+    damaged = damaged_states(root)
+    for line in damaged:
+        report.problem(line)
+    if not damaged:
+        report.lines.append(f"  dlt state in {root}: ok")
 
 
 def _relative(location: str) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type
 
+from pipelines.deadline import Deadline
 from pipelines.errors import (
     ApiUnavailableError,
     BaseUrlError,
@@ -58,6 +59,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_RATE_LIMIT_PER_MINUTE = 120
 DEFAULT_TIMEOUT_S = 20.0
+DEFAULT_STALL_TIMEOUT_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 8
 MAX_RETRY_AFTER_S = 120.0
 FIRST_CONTACT_ATTEMPTS = 2
@@ -86,6 +88,8 @@ class ClientStats:
     pages_read: int = 0
     pages_known: int = 0  # sum of meta.last_page over the listings read so far
     by_status: dict[str, int] = field(default_factory=dict)
+    waiting: str = ""  # what a pause of this client waits for, until when (monotonic), for the progress
+    waiting_until: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _waiting: int = field(default=0, repr=False, compare=False)
     _wait_started: float = field(default=0.0, repr=False, compare=False)
@@ -117,8 +121,16 @@ class ClientStats:
                     self.rate_wait_s += time.monotonic() - self._wait_started
                 self._interval_waited = False
 
+    def pausing(self, seconds: float, why: str) -> None:
+        """A pause of `seconds` begins (a `Retry-After`, a backoff): the progress says what it waits for."""
+        with self._lock:
+            until = time.monotonic() + seconds
+            if until > self.waiting_until:
+                self.waiting, self.waiting_until = why, until
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
+            left = self.waiting_until - time.monotonic()
             running = time.monotonic() - self._wait_started if self._waiting and self._interval_waited else 0.0
             wall = self.rate_wait_s + running
             return {
@@ -133,6 +145,7 @@ class ClientStats:
                 "pages_read": self.pages_read,
                 "pages_known": self.pages_known,
                 "by_status": dict(self.by_status),
+                "waiting": f"waiting {left:.0f}s: {self.waiting}" if left >= 1 else "",
             }
 
 
@@ -161,7 +174,7 @@ def _parse_retry_after(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S)
+        return max(float(value), 0.0)
     except ValueError:
         return None  # HTTP-date form: fall back to exponential backoff
 
@@ -203,7 +216,9 @@ def check_base_url(base_url: str) -> str:
         )
     path = url.path.rstrip("/")
     if not path.endswith(API_PATH_SUFFIX):
-        suggestion = str(url.copy_with(path=path + API_PATH_SUFFIX))
+        # a path that already ends in /api needs only /v1, not a second /api
+        missing = API_PATH_SUFFIX.removeprefix("/api") if path.endswith("/api") else API_PATH_SUFFIX
+        suggestion = str(url.copy_with(path=path + missing))
         raise BaseUrlError(
             f"the base URL {shown} does not end in {API_PATH_SUFFIX}: the API lives under it; use e.g. {suggestion}"
         )
@@ -261,6 +276,9 @@ class OutreachClient:
         max_connections: int = 8,
         limiter: RateLimiter | None = None,
         transport: httpx.BaseTransport | None = None,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT_S,
+        max_retry_after: float = MAX_RETRY_AFTER_S,
+        deadline: Deadline | None = None,
     ) -> None:
         key = check_api_key(api_key)
         self.base_url = check_base_url(base_url)
@@ -268,6 +286,9 @@ class OutreachClient:
         self.max_attempts = max_attempts
         self.limiter = limiter if limiter is not None else shared_limiter(key, rate_limit_per_minute)
         self._connect_timeout = min(timeout, 10.0)
+        self.stall_timeout = stall_timeout
+        self.max_retry_after = max_retry_after
+        self.deadline = deadline or Deadline(None)
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
@@ -396,6 +417,7 @@ class OutreachClient:
             wait=_wait,
             stop=self._stop,
             before_sleep=self._before_sleep(method, path),
+            sleep=self.deadline.sleep,
             reraise=False,
         )
         try:
@@ -440,6 +462,8 @@ class OutreachClient:
             self.stats.add(retries=1)
             exc = state.outcome.exception() if state.outcome else None
             reason = exc.reason if isinstance(exc, _Retryable) else repr(exc)
+            pause = state.next_action.sleep if state.next_action else 0.0
+            self.stats.pausing(pause, f"{reason}, retrying {method} {path}")
             log.debug("retrying %s %s after %s (attempt %d)", method, path, reason, state.attempt_number)
 
         return hook
@@ -453,16 +477,20 @@ class OutreachClient:
         idempotent: bool,
         need_data: bool,
     ) -> Any:
+        self.deadline.check()
+        send_at = None
         if self.limiter is not None:
             self.stats.wait_begins()
             waited = 0.0
             try:
-                waited = self.limiter.acquire()
+                send_at = self.limiter.reserve()
+                waited = max(0.0, send_at - time.monotonic())
+                self.deadline.sleep(waited)  # a long pause (after a 429) still ends on a signal or the deadline
             finally:
-                self.stats.wait_ends(waited or 0.0)
+                self.stats.wait_ends(waited)
         self.stats.add(requests=1)
         try:
-            response = self._http.request(method, path, params=params, json=json_body)
+            response = self._receive(method, path, params, json_body)
         except httpx.ConnectTimeout:
             self.stats.add(timeouts=1)
             raise _Retryable(
@@ -492,10 +520,33 @@ class OutreachClient:
             ) from None
         except httpx.TransportError as exc:
             raise _Retryable(f"transport error ({type(exc).__name__})", kind="transport") from None
+        finally:
+            if self.limiter is not None and send_at is not None:
+                self.limiter.answered(send_at)
         with self._state_lock:
             self._answered = True
         self._note_date(response)
         return self._handle(method, path, response, idempotent, need_data)
+
+    def _receive(self, method: str, path: str, params: Mapping[str, Any] | None, json_body: Any) -> httpx.Response:
+        """The whole response, read within `stall_timeout` of sending: a server that trickles its answer a
+        byte at a time never trips the read time-out (`timeout` counts between bytes), so the body is read
+        in chunks against this deadline, and against the run's."""
+        stalled_at = time.monotonic() + self.stall_timeout
+        with self._http.stream(method, path, params=params, json=json_body) as streamed:
+            chunks: list[bytes] = []
+            for chunk in streamed.iter_bytes():
+                chunks.append(chunk)
+                self.deadline.check()
+                if time.monotonic() > stalled_at:
+                    self.stats.add(timeouts=1)
+                    raise _Retryable(
+                        f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
+                        "sends it too slowly",
+                        kind="timeout",
+                    )
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in ("content-encoding", "content-length")]
+        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks), request=streamed.request)
 
     def _connect_failure(self, exc: httpx.ConnectError) -> str:
         """What went wrong connecting, from the exception chain's types and errno (never its text)."""
@@ -535,6 +586,12 @@ class OutreachClient:
         if status == 429:
             self.stats.add(rate_limited=1)
             retry_after = _parse_retry_after(response.headers.get("Retry-After"))
+            if retry_after is not None and retry_after > self.max_retry_after:
+                raise ApiUnavailableError(
+                    f"{method} {path}: the service asked to wait {retry_after:.0f} s before the next request (429, "
+                    f"Retry-After), longer than max_retry_after_s ({self.max_retry_after:.0f} s): sync again after "
+                    "that wait, or raise [sources.outreach] max_retry_after_s"
+                )
             if self.limiter is not None:
                 self.limiter.pause(retry_after if retry_after is not None else 2.0)
             log.info("rate limited (429) on %s %s; waiting %ss", method, path, retry_after or "a moment")

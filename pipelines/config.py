@@ -43,7 +43,14 @@ class OutreachSettings(BaseConfiguration):
     reply_lookback_s: int = 3600
     """a quick sync re-reads replies this far below the stored cursor"""
     request_timeout: float = 20.0
-    """seconds per request"""
+    """seconds a request may wait for the service's next byte (connect: at most 10)"""
+    stall_timeout_s: float = 120.0
+    """seconds one response may take from request to last byte (checked as its body arrives): a server that
+    trickles it is cut off"""
+    sync_timeout_s: float = 21600.0
+    """the overall deadline of a sync (0: none); past it the sync stops, keeping the batches loaded"""
+    max_retry_after_s: float = 120.0
+    """the longest `Retry-After` a sync waits; the service asking for longer fails the sync, naming the wait"""
     workers: int = 8
     """threads reading the API at once (shared by the workspaces of a batch)"""
     batch_size: int = 25
@@ -56,8 +63,8 @@ class OutreachSettings(BaseConfiguration):
     duckdb_memory_limit: str = S.DEFAULT_MEMORY_LIMIT
     """DuckDB spills to disk beyond this during loads. A load's merge work grows with the rows staged, so
     any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
-    spool_dir: str = S.DEFAULT_SPOOL_DIR
-    """webhook spool, loaded first when it exists"""
+    spool_dir: str | None = None
+    """webhook spool, loaded first when it exists; default per warehouse (`spool_location`)"""
     pipelines_dir: str | None = None
     """dlt working directories (dlt's default: ~/.dlt/pipelines)"""
     lock_timeout_s: float = 600.0
@@ -75,9 +82,20 @@ class OutreachSettings(BaseConfiguration):
         """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
         return as_key_list(self.api_keys, "api_keys") or as_key_list(_one_key(self.api_key), "api_key")
 
+    def spool_location(self) -> Path:
+        """The webhook spool of this warehouse: `spool_dir` when set, else one per warehouse, so events spooled
+        for one warehouse never load into another: ``<stem>_spool`` beside a DuckDB file
+        (``data/outreach_spool`` for ``data/outreach.duckdb``), ``data/spool_<destination>`` for a server."""
+        if self.spool_dir:
+            return Path(self.spool_dir).expanduser()
+        if (self.destination or "duckdb").strip().lower() == "duckdb":
+            warehouse = Path(self.duckdb_path or S.DEFAULT_DUCKDB_PATH).expanduser()
+            return warehouse.with_name(f"{warehouse.stem}_spool")
+        return Path(S.DEFAULT_SPOOL_DIR).with_name(f"spool_{self.destination.strip().lower()}")
+
     def spool_path(self) -> Path | None:
         """The spool directory when it exists (nothing to load otherwise)."""
-        path = Path(self.spool_dir).expanduser()
+        path = self.spool_location()
         return path.resolve() if path.is_dir() else None
 
 
@@ -109,8 +127,12 @@ def _validate(settings: OutreachSettings) -> None:
         raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
     if settings.rate_limit_per_minute < 0:
         raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")
-    if settings.lock_timeout_s < 0:
-        raise ConfigError("sources.outreach.lock_timeout_s must be 0 or more seconds")
+    for name in ("lock_timeout_s", "sync_timeout_s", "max_retry_after_s"):
+        if getattr(settings, name) < 0:
+            raise ConfigError(f"sources.outreach.{name} must be 0 or more seconds")
+    for name in ("request_timeout", "stall_timeout_s"):
+        if getattr(settings, name) <= 0:
+            raise ConfigError(f"sources.outreach.{name} must be more than 0 seconds")
     settings.api_key_list()  # a malformed key list fails here, at the edge
 
 

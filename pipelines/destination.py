@@ -97,6 +97,12 @@ class Warehouse:
         creds = None
         with contextlib.suppress(Exception):  # an unparsable value counts as missing; the message says what to set
             creds = dlt.destinations.postgres().configuration(None, accept_partial=True).credentials  # type: ignore[arg-type]
+        if creds is not None and not creds.is_resolved() and creds.password is None:
+            if creds.username and creds.host and creds.database:
+                # no password: trust or peer authentication, or ~/.pgpass; dlt requires one, libpq takes an
+                # empty one as none given and looks it up itself
+                creds.password = ""
+                creds.resolve()
         if creds is None or not creds.is_resolved():
             raise ConfigError(
                 "PostgreSQL credentials missing or incomplete: set DESTINATION__POSTGRES__CREDENTIALS "
@@ -116,6 +122,12 @@ class Warehouse:
             return outreach_duckdb(credentials=credentials, staging_dataset_name_layout=layout)
         from dlt.common.destination import Destination
 
+        if self.is_postgres:  # the credentials as resolved here: a DSN without a password works too
+            import dlt
+
+            return dlt.destinations.postgres(
+                credentials=self.postgres_credentials(), staging_dataset_name_layout=layout
+            )
         return Destination.from_reference(self.destination, staging_dataset_name_layout=layout)
 
     def duckdb_config(self) -> dict[str, Any]:

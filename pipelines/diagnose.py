@@ -121,6 +121,30 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
     return _space_problem(parent, path)
 
 
+def damage_problem(path: Path) -> str | None:
+    """One line when DuckDB cannot read the file at `path` although no other process holds it: the file
+    is damaged (truncated part-way, or overwritten). None when it opens, or this process has it open. Asked
+    only once opening failed: reading the file's catalog costs more than the quick checks of a preflight."""
+    if not path.is_file() or lock_holder(path) is not None:
+        return None
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{_sql_path(path)}' as probe (read_only)")
+        con.execute("select count(*) from duckdb_tables() where database_name = 'probe'").fetchall()
+    except duckdb.Error as exc:
+        if _in_use(exc):
+            return None
+        return (
+            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {_one_line(exc)[:120]}): "
+            "restore it from a copy, or move it away (the next sync creates a new one; use --mode full)"
+        )
+    finally:
+        con.close()
+    return None
+
+
 def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> str | None:
     """One line when an existing file is in a newer storage format than `storage_version` (else None)."""
     path = Path(duckdb_path)
@@ -218,7 +242,7 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
         if line:
             return line
     if duckdb_path is not None and _is_duckdb_error(root):
-        problem = warehouse_problem(Path(duckdb_path))
+        problem = warehouse_problem(Path(duckdb_path)) or damage_problem(Path(duckdb_path))
         if problem:
             return problem
     return f"{type(root).__name__}: {_one_line(root) or 'no message'}"
@@ -232,6 +256,8 @@ def _explain_oserror(error: OSError) -> str | None:
         return f"read-only file system{where}: point the path at a writable directory (or remount it read-write)"
     if error.errno in (errno.EACCES, errno.EPERM):
         return f"permission denied{where}: give this user write access there, or choose another path"
+    if error.errno == errno.EISDIR:
+        return f"a directory is where a file should be{where}: give a file path, or move the directory away"
     if error.errno == errno.ENOTDIR:
         return f"a part of the path{where} is a file, not a directory: choose another path"
     if error.errno == errno.EFBIG:
@@ -239,6 +265,13 @@ def _explain_oserror(error: OSError) -> str | None:
     if error.errno == errno.ENOENT:
         return f"no such file or directory{where}: check the path"
     return None
+
+
+def _in_use(error: BaseException) -> bool:
+    """A DuckDB error saying the file is open already (in this process), not that it is unreadable."""
+    import duckdb
+
+    return isinstance(error, duckdb.ResourceInUseException)
 
 
 def _is_duckdb_error(error: BaseException) -> bool:

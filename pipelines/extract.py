@@ -27,13 +27,14 @@ from pipelines import settings as S
 from pipelines.accounts import Workspace
 from pipelines.batch import Batch, BodyLookup, WorkspacePlan
 from pipelines.config import OutreachSettings
+from pipelines.deadline import Deadline, interrupted
 from pipelines.destination import Warehouse, make_pipeline
 from pipelines.diagnose import chain
 from pipelines.failure import explain
 from pipelines.plan import plan_batch, reguide
 from pipelines.progress import WorkspaceProgress
 from pipelines.quarantine import counts, rejected_resource, rejected_row, summary_line
-from pipelines.runs import current_load_id, run_row, runs_resource
+from pipelines.runs import current_load_id, outcome_of, run_row, runs_resource
 from pipelines.shaping import DriftGuard
 from pipelines.state import state_resource, state_row
 from pipelines.warehouse import WarehouseReader
@@ -74,6 +75,7 @@ def extract_batch(
     body_lookup: BodyLookup | str | None = "auto",
     synced_at: datetime | None = None,
     key_failures: Sequence[dict[str, Any]] = (),
+    deadline: Deadline | None = None,
 ) -> Extracted:
     """Plan, extract and normalize `workspaces` (sorted by workspace id) as one batch.
 
@@ -95,6 +97,7 @@ def extract_batch(
         reply_lookback_s=settings.reply_lookback_s,
         reply_body_cap=settings.reply_body_cap,
         workers=settings.workers,
+        deadline=deadline or Deadline(settings.sync_timeout_s),
     )
     extracted = Extracted(
         pipeline=pipeline, batch=batch, warehouse=warehouse, started_at=started, key_failures=list(key_failures)
@@ -123,7 +126,8 @@ def extract_batch(
     for plan in batch.ok_plans:
         plan.progress.set_stage("normalize")
     try:
-        pipeline.normalize()
+        if batch.ok_plans or not interrupted():  # a stopped batch has nothing to normalize: stop sooner
+            pipeline.normalize()
     except Exception as exc:  # noqa: BLE001 - as above
         extracted.error = extracted.error or exc
         for plan in batch.plans:
@@ -267,7 +271,7 @@ def run_record(
         workspace_name=plan.workspace.name,
         mode=extracted.batch.mode,
         started_at=extracted.started_at,
-        outcome="failed" if failure is not None else "rejected" if rejected else "ok",
+        outcome=outcome_of(failure) if failure is not None else "rejected" if rejected else "ok",
         rows_loaded=plan.rows,
         requests=plan.workspace.requests + plan.client.stats.requests,
         error=explain(failure, duckdb_path) if failure is not None else summary_line(rejected) if rejected else "",

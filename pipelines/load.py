@@ -11,6 +11,7 @@ import logging
 import time
 
 from pipelines.batch import WorkspacePlan
+from pipelines.deadline import interrupted
 from pipelines.errors import OutreachError
 from pipelines.extract import Extracted, run_record
 from pipelines.failure import explain, outreach_error
@@ -35,6 +36,12 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     clock = time.monotonic()
     load_ids: list[str] = []
     failure: BaseException | None = None
+    if interrupted() and not batch.ok_plans:
+        # stopped by a signal with nothing to commit (a package an earlier run left waits for the next run);
+        # the run records of every stopped workspace are written by the run, together, in one load
+        for plan in batch.plans:
+            plan.progress.set_stage("interrupted")
+        return [_report(extracted, plan, [], 0.0) for plan in batch.plans]
     try:
         _update_schema(extracted)
         # one load job at a time on DuckDB: each open COPY holds its own buffers, so parallel jobs made a

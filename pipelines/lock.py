@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from pipelines.deadline import Deadline
 from pipelines.errors import OutreachError
 
 log = logging.getLogger(__name__)
@@ -298,7 +299,7 @@ def _acquire(state: _Hold, me: Holder, exclusive: bool, timeout_s: float | None,
                 f"gave up after {timeout:.0f} s {line}: rerun when it has finished "
                 "(or raise SOURCES__OUTREACH__LOCK_TIMEOUT_S)"
             )
-        time.sleep(POLL_S)
+        Deadline(None).sleep(POLL_S)  # a signal ends the wait
 
 
 def _release(state: _Hold) -> None:

@@ -5,7 +5,10 @@ together keep us under it without bursts of 429s:
 
 * a token bucket (GCRA form): a steady N/60 requests a second with a small burst;
 * a sliding-window guard: never more than N sends in any (60 s + margin) window,
-  which the bucket's burst alone could exceed during the first minute.
+  which the bucket's burst alone could exceed during the first minute. The service counts a request
+  when it arrives, which can be well after we sent it (a connection pool wait, its own latency and
+  queue), so a request's place in the window is the time its answer came back (`answered`): the
+  request N sends later then goes a full window after the service can have counted the first.
 
 A 429 with ``Retry-After`` pauses every thread of the key (``pause``), so a
 refused request does not turn into a stampede of retries.
@@ -45,7 +48,7 @@ class RateLimiter:
         self._sleep = sleep
         self._lock = threading.Lock()
         self._tat = 0.0  # theoretical arrival time of the next request (GCRA)
-        self._sent: deque[float] = deque(maxlen=per_minute)
+        self._sent: deque[list[float]] = deque(maxlen=per_minute)  # [send time, answered time] per slot
         self._paused_until = 0.0
 
     def reserve(self) -> float:
@@ -54,10 +57,19 @@ class RateLimiter:
             now = self._clock()
             send_at = max(now, self._tat - self._tolerance, self._paused_until)
             if len(self._sent) == self._sent.maxlen:
-                send_at = max(send_at, self._sent[0] + self._window)
+                send_at = max(send_at, self._sent[0][1] + self._window)
             self._tat = max(self._tat, send_at) + self._interval
-            self._sent.append(send_at)
+            self._sent.append([send_at, send_at])
             return send_at
+
+    def answered(self, send_at: float) -> None:
+        """The request booked for `send_at` has its answer (or failed) now."""
+        with self._lock:
+            now = self._clock()
+            for slot in reversed(self._sent):
+                if slot[0] == send_at and slot[1] == send_at:
+                    slot[1] = max(now, send_at)
+                    return
 
     def acquire(self) -> float:
         """Wait for a send slot; return the seconds spent waiting."""

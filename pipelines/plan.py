@@ -48,7 +48,7 @@ def plan_batch(
     for ws in workspaces:
         progress = progress_for(ws)
         progress.label = ws.name
-        client = client_for(ws.api_key, settings)
+        client = client_for(ws.api_key, settings, batch.deadline)
         progress.stats_source = client.stats.snapshot
         progress.paging_source = client.paging_progress  # pages read/known, for the ETA
         plan = WorkspacePlan(

@@ -1,7 +1,9 @@
 """Live progress of a sync: pages, rows, requests, time waiting on the rate limit, and an ETA.
 
 Counters are thread-safe. `ProgressDisplay` renders them with rich on stderr
-while a sync runs (only on a terminal); elsewhere it logs one line every 15 s.
+while a sync runs on a terminal; elsewhere (cron, nohup, CI) it prints plain lines on stderr, one per
+workspace every `PLAIN_EVERY_S` at most, and only when something changed. A pause (a `Retry-After`, a
+backoff) shows as "waiting Ns: why".
 
 The rate wait shown is wall-clock time during which the workspace waited for its rate limit (the client's
 `rate_wait_s`), not the sum over its threads. The ETA counts pages: those read, against those known, where a
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+PLAIN_EVERY_S = 10.0
 
 
 @dataclass
@@ -131,10 +135,14 @@ class ProgressDisplay:
     def _run(self) -> None:
         if sys.stderr.isatty():
             self._run_live()
-        else:
-            while not self._stop.wait(15):
-                for item in self.items:
-                    log.info("progress %s: %s", item.label, _line(item.snapshot()))
+            return
+        printed: dict[int, str] = {}
+        while not self._stop.wait(PLAIN_EVERY_S):
+            for index, item in enumerate(self.items):
+                line = f"progress {item.label}: {_line(item.snapshot())}"
+                if printed.get(index) != line.split(" eta=")[0]:  # a changed ETA alone is no news
+                    printed[index] = line.split(" eta=")[0]
+                    print(line, file=sys.stderr, flush=True)
 
     def _run_live(self) -> None:
         from rich.console import Console
@@ -167,7 +175,7 @@ class ProgressDisplay:
             client = snap["client"]
             table.add_row(
                 item.label,
-                snap["stage"],
+                snap["stage"] + (f"\n{client['waiting']}" if client.get("waiting") else ""),
                 _pairs(snap["pages"]),
                 _pairs(snap["rows"]),
                 str(client.get("requests", 0)),
@@ -190,5 +198,7 @@ def _line(snap: dict[str, Any]) -> str:
     return (
         f"stage={snap['stage']} pages={snap['pages_read']}/{snap['pages_known']} rows={rows} "
         f"requests={client.get('requests', 0)} 429s={client.get('rate_limited', 0)} "
-        f"rate_wait={client.get('rate_wait_s', 0.0):.1f}s eta={format_eta(snap['eta_s'])}"
+        f"rate_wait={client.get('rate_wait_s', 0.0):.1f}s"
+        + (f" ({client['waiting']})" if client.get("waiting") else "")
+        + f" eta={format_eta(snap['eta_s'])}"
     )

@@ -25,14 +25,15 @@ from typing import Any
 from pipelines import demo_guard, lock
 from pipelines import settings as S
 from pipelines.accounts import Workspace, check_keys
-from pipelines.client import DEFAULT_TIMEOUT_S
+from pipelines.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
-from pipelines.destination import Warehouse, kept_open, make_pipeline, warehouse_target
+from pipelines.deadline import Deadline, interrupted, interruption, stop_on_signals
+from pipelines.destination import Warehouse, dlt_working_dir, kept_open, make_pipeline, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
 from pipelines.quarantine import RejectedRecordsError, summary_line
 from pipelines.report import SyncReport, WorkspaceReport
-from pipelines.runs import flush_failed_runs, run_row
+from pipelines.runs import flush_failed_runs, outcome_of, record_failed_runs, run_row
 from pipelines.turns import pipeline_turn, taking_turns, workspace_turn
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ BATCHES_IN_FLIGHT = 2  # one batch extracts while the previous one loads
 Notify = Callable[[str], None]
 
 
+@stop_on_signals()
 def run_sync(
     *,
     mode: str = "quick",
@@ -61,9 +63,12 @@ def run_sync(
     pipelines_dir: str | Path | None = None,
     lock_timeout_s: float | None = None,
     notify: Notify | None = None,
+    reset_state: bool = False,
 ) -> SyncReport:
     """Sync every workspace (one API key each) into one dataset. Arguments left None come from dlt config
-    (or `settings`, when given, which then must hold everything)."""
+    (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
+    the warehouse's pipelines first (the data stays) and read everything again (a full sync)."""
+    mode = "full" if reset_state else mode
     if mode not in S.MODES:
         raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
     from pipelines.diagnose import preflight_given
@@ -76,7 +81,10 @@ def run_sync(
     checked: list[Workspace | OutreachError] | None = None
     if given and base_url and settings is None:
         # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
-        checked = check_keys(given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S)
+        pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
+        checked = check_keys(
+            given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
+        )
         _raise_if_none_found(checked)
     cfg = settings or resolve_settings(
         base_url=base_url,
@@ -95,12 +103,20 @@ def run_sync(
     keys = given or cfg.api_key_list()
     require_api(cfg, keys)
     warehouse = warehouse_target(cfg)
+    deadline = Deadline(cfg.sync_timeout_s)
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
+        _check_dlt_state(dlt_working_dir(warehouse, cfg.pipelines_dir), reset_state, notify)
         prepare_warehouse(warehouse)
         if checked is None:
-            checked = check_keys(keys, str(cfg.base_url), timeout=cfg.request_timeout, workers=cfg.workers)
+            checked = check_keys(
+                keys,
+                str(cfg.base_url),
+                timeout=cfg.request_timeout,
+                workers=cfg.workers,
+                rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+            )
             _raise_if_none_found(checked)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found = [r for r in checked if isinstance(r, Workspace)]
@@ -121,10 +137,15 @@ def run_sync(
                 run_id=run_id,
                 progress_for=lambda ws: trackers[ws.index],
                 key_failures=key_records,
+                deadline=deadline,
             )
     report.workspaces = [r for r, _ in reports if r is not None]
     report.seconds = round(time.monotonic() - started, 3)
     errors = sorted([*failures, *((ws.index, exc) for ws, exc in _errors(reports))], key=lambda e: e[0])
+    if interrupted():
+        stopped = interruption(interrupted())
+        stopped.report = report  # what did load, for the summary printed before the line
+        raise stopped
     if errors:
         index, exc = errors[0]
         raise _numbered(exc, index, len(keys))
@@ -135,6 +156,23 @@ def run_sync(
         error.report = report  # what was loaded, for a caller that shows the summary too
         raise error
     return report
+
+
+def _check_dlt_state(root: Path, reset: bool, notify: Notify | None) -> None:
+    """Forget the pipelines' dlt state when asked; else fail in one line on a damaged state file (dlt would
+    fail on it with a decoding error naming neither the file nor the fix). The caller holds the lock."""
+    from pipelines.reset import DamagedStateError, damaged_states, forget_state
+
+    if reset:
+        removed = forget_state(root)
+        (notify or log.warning)(
+            f"forgot the dlt state of {len(removed)} pipeline(s) in {root}; the "
+            "warehouse's data is kept and this full sync reads the API again"
+        )
+        return
+    damaged = damaged_states(root)
+    if damaged:
+        raise DamagedStateError(damaged[0])
 
 
 def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
@@ -154,10 +192,11 @@ def run_batches(
     run_id: str,
     progress_for: Callable[[Workspace], WorkspaceProgress],
     key_failures: Sequence[dict[str, Any]] = (),
+    deadline: Deadline | None = None,
 ) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
     """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
     holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
-    from pipelines.extract import extract_batch
+    from pipelines.extract import extract_batch, pipeline_name_for
     from pipelines.load import load_batch
 
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
@@ -166,6 +205,10 @@ def run_batches(
     synced_at = datetime.now(UTC)
 
     def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
+        if interrupted():  # a batch not started when the signal came is not started at all
+            stop = interruption(interrupted())
+            name = pipeline_name_for(batches[index][0].workspace_id)
+            return [(WorkspaceReport(ws.workspace_id, ws.name, name, mode), (ws, stop)) for ws in batches[index]]
         turns = [workspace_turn(ws.workspace_id) for ws in batches[index]]
         with taking_turns(warehouse, turns, "sync", timeout_s=settings.lock_timeout_s):
             extracted = extract_batch(
@@ -178,6 +221,7 @@ def run_batches(
                 progress_for=progress_for,
                 synced_at=synced_at,
                 key_failures=key_failures if index == 0 else (),
+                deadline=deadline,
             )
             with lock.access(warehouse):
                 reports = load_batch(extracted)
@@ -190,6 +234,10 @@ def run_batches(
     ) as pool:
         for result in pool.map(one, range(len(batches))):
             out.extend(result)
+    stopped = [(r, ws, e) for r, (ws, e) in out if e is not None and not r.load_ids and outcome_of(e) == "interrupted"]
+    if stopped:  # one load records them all (each is a dlt run: one per batch would hold the stop up)
+        rows = [_interrupted_record(run_id, mode, synced_at, ws, r.requests, e) for r, ws, e in stopped]
+        record_failed_runs(warehouse, settings.pipelines_dir, rows)
     for report, (ws, error) in out:
         if error is None:
             log.info("workspace %s synced: %d requests, %d 429s", ws.workspace_id, report.requests, report.rate_limited)
@@ -224,6 +272,8 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
     """Load webhook events waiting in the spool (pipelines.events, issue 6) first; 0 if there are none.
     `spool_dir` overrides the configured spool."""
     spool = Path(spool_dir) if spool_dir else settings.spool_path()
+    if spool_dir is None and settings.spool_dir is None:
+        _note_shared_spool(settings.spool_location())
     if spool is not None and not spool.is_dir():
         return 0
     if spool is None:
@@ -236,6 +286,22 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
     with taking_turns(warehouse, [pipeline_turn(S.EVENTS_PIPELINE_NAME)], "spool load"):
         pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
         return int(load_spool(pipeline, spool))
+
+
+def _note_shared_spool(own: Path) -> None:
+    """Deliveries waiting in the old shared default spool belong to whichever warehouse they were meant for:
+    never loaded into this one by guess; one line says where they are and how to load them."""
+    shared = Path(S.DEFAULT_SPOOL_DIR)
+    waiting = sorted(shared.glob("*.jsonl")) if shared.is_dir() else []
+    if waiting and shared.resolve() != own.resolve():
+        log.warning(
+            "%s holds %d webhook spool file(s) from before spools were per warehouse: move them into %s to load "
+            "them into this warehouse (or pass --spool %s)",
+            shared,
+            len(waiting),
+            own,
+            shared,
+        )
 
 
 def new_run_id() -> str:
@@ -257,6 +323,25 @@ def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
         except TypeError:
             return OutreachError(f"workspace key #{index + 1}: {exc}")
     return exc
+
+
+def _interrupted_record(
+    run_id: str, mode: str, started: datetime, ws: Workspace, requests: int, exc: BaseException
+) -> dict[str, Any]:
+    """The run record of a workspace a signal stopped before anything of it was committed."""
+    from pipelines.failure import explain
+
+    return run_row(
+        run_id=run_id,
+        workspace_id=ws.workspace_id,
+        workspace_name=ws.name,
+        mode=mode,
+        started_at=started,
+        outcome="interrupted",
+        rows_loaded={},
+        requests=requests,
+        error=explain(exc),
+    )
 
 
 def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Run records: one row per workspace per run in ``outreach.sync_runs`` (ROUND2-DECISIONS.md).
 
 Columns: run_id, workspace_id, workspace_name, mode, started_at, ended_at, outcome (``ok``, ``failed``,
-or ``rejected``: loaded, but records went to rejected_records), rows_loaded (JSON: rows per table),
-requests, error (one line), load_ids (JSON list), rejected (JSON: records rejected per endpoint).
+``interrupted``: stopped by SIGINT / SIGTERM, or ``rejected``: loaded, but records went to rejected_records),
+rows_loaded (JSON: rows per table), requests, error (one line), load_ids (JSON list), rejected (JSON: records
+rejected per endpoint).
 
 A batch's records travel in the batch's own load package, after its data, so they commit with it:
 ``ok`` for each workspace that extracted everything, ``failed`` with the reason for the others
@@ -23,6 +24,8 @@ import dlt
 from dlt.common.schema.typing import TTableSchemaColumns
 
 from pipelines import settings as S
+from pipelines.deadline import SyncInterrupted
+from pipelines.diagnose import chain
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,13 @@ RUNS_COLUMNS = cast(
 )
 
 _failed_runs_lock = threading.Lock()
+
+
+def outcome_of(failure: BaseException | None) -> str:
+    """``ok`` without a failure, ``interrupted`` when a signal stopped the workspace, else ``failed``."""
+    if failure is None:
+        return "ok"
+    return "interrupted" if any(isinstance(e, SyncInterrupted) for e in chain(failure)) else "failed"
 
 
 def run_row(

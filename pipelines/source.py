@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import dlt
@@ -31,6 +31,7 @@ from pipelines.quarantine import TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
 from pipelines.replies import replies
 from pipelines.shaping import recipients_table, stats_rows, with_workspace, workspace_row
+from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ __all__ = ["outreach_source", "resources"]
 # Values are typed before dlt sees them (`WorkspacePlan.admit`); a value dlt would still have to put in a
 # variant column is an error, never a silent NULL in the typed column.
 @dlt.source(name=S.SOURCE_NAME, schema_contract={"data_type": "freeze"})
-def outreach_source(batch: Batch, reader: Reads) -> Sequence[DltResource]:
+def outreach_source(batch: Batch, reader: WarehouseReader) -> Sequence[DltResource]:
     """All tables of the batch's workspaces.
 
     Args:
@@ -51,7 +52,7 @@ def outreach_source(batch: Batch, reader: Reads) -> Sequence[DltResource]:
         The resources workspaces, campaigns, email_accounts, webhook_event_types, campaign_recipients,
         campaign_stats (+ variants, daily sends) and replies.
     """
-    return resources(batch, reader, batch.service_time())
+    return resources(batch, reader, history_boundary(batch, reader))
 
 
 def resources(batch: Batch, reader: Reads, boundary: datetime) -> list[DltResource]:
@@ -67,6 +68,19 @@ def resources(batch: Batch, reader: Reads, boundary: datetime) -> list[DltResour
         campaign_recipients(batch),
         replies(batch, reader),
     ]
+
+
+def history_boundary(batch: Batch, reader: WarehouseReader) -> datetime:
+    """The batch's scd2 boundary: the service's time, but always after every version already stored. A service
+    whose clock is behind the warehouse (a fresh sandbox synced into a demo's warehouse, a restored service)
+    would otherwise start versions before the current ones: duplicate (id, valid_from) pairs, churned again
+    on every sync."""
+    boundary = batch.service_time()
+    floor = reader.history_floor([plan.workspace_id for plan in batch.ok_plans])
+    if floor is not None and boundary <= floor:
+        log.info("the service's clock (%s) is behind the newest stored history version (%s)", boundary, floor)
+        return floor + timedelta(seconds=1)
+    return boundary
 
 
 def _scd2(boundary: datetime) -> TScd2StrategyDict:

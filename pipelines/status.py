@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.destination import Warehouse
+from pipelines.errors import WarehouseError
 from pipelines.lock import current_holder
 from pipelines.runs import RUNS_TABLE
 from pipelines.state import STATE_TABLE
@@ -67,14 +68,21 @@ def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStat
         return WarehouseStatus(
             warehouse.label, False, f"{warehouse.label} does not exist: nothing synced yet (run `outreach sync`)"
         )
+    running = current_holder(warehouse) if warehouse.duckdb_path is not None else None
+    note = (
+        f"a {running.what} is running since {running.started_at} (process {running.pid}): shown is what was "
+        "committed up to its last checkpoint"
+        if running is not None
+        else ""
+    )
     try:
         with _connect(warehouse) as cursor:
             tables = _tables(cursor, warehouse)
             if RUNS_TABLE not in tables and STATE_TABLE not in tables:
                 return WarehouseStatus(
-                    warehouse.label, False, f"{warehouse.label} holds no sync yet (run `outreach sync`)"
+                    warehouse.label, False, note or f"{warehouse.label} holds no sync yet (run `outreach sync`)"
                 )
-            return WarehouseStatus(warehouse.label, True, workspaces=_workspaces(cursor, tables, runs))
+            return WarehouseStatus(warehouse.label, True, note, workspaces=_workspaces(cursor, tables, runs))
     except _Busy as busy:
         return WarehouseStatus(warehouse.label, False, str(busy))
 
@@ -94,12 +102,25 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
             con.execute("set TimeZone = 'UTC'")
             try:
                 con.execute(f"attach '{_quote(str(warehouse.duckdb_path))}' as wh (read_only)")
-            except duckdb.IOException:
+            except duckdb.Error:
                 holder = current_holder(warehouse)
-                who = holder.line() if holder is not None else "another process"
-                raise _Busy(
-                    f"{warehouse.label} is open for writing by {who}: its status can be read once that ends"
-                ) from None
+                if holder is None:  # nobody holds it: the file itself is the problem; say which
+                    from pipelines.diagnose import damage_problem, warehouse_problem
+
+                    path = warehouse.duckdb_path
+                    problem = warehouse_problem(path) or damage_problem(path)
+                    raise WarehouseError(problem or f"{warehouse.label} cannot be opened by DuckDB") from None
+                with _committed_copy(warehouse.duckdb_path) as copy:
+                    try:
+                        con.execute(f"attach '{_quote(str(copy))}' as wh (read_only)")
+                    except duckdb.Error:  # copied while a checkpoint wrote it: try again in a moment
+                        raise _Busy(
+                            f"{warehouse.label} is open for writing by {holder.line()}: its status can be read "
+                            "once that ends"
+                        ) from None
+                    con.execute("use wh")
+                    yield con
+                    return
             con.execute("use wh")
             yield con
         finally:
@@ -112,6 +133,19 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
             yield cursor
     finally:
         conn.close()
+
+
+@contextmanager
+def _committed_copy(path: Path) -> Iterator[Path]:
+    """A copy of the warehouse's main file while a sync holds it (DuckDB lets no other process open it):
+    the main file holds what was committed up to the last checkpoint (newer commits wait in the WAL)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="outreach-status-") as folder:
+        copy = Path(folder) / path.name
+        shutil.copyfile(path, copy)
+        yield copy
 
 
 def _quote(value: str) -> str:
@@ -251,6 +285,7 @@ def render(status: WarehouseStatus) -> Any:
 
     if not status.synced:
         return Text(status.note)
+    running = Text(status.note) if status.note else None
     freshness = _freshness_table(status.source_freshness)
     table = Table(title=f"outreach status: {status.warehouse}", expand=False)
     for column in (
@@ -277,8 +312,9 @@ def render(status: WarehouseStatus) -> Any:
             ws.last_error or "-",
         )
     earlier = [(ws, run) for ws in status.workspaces for run in ws.runs[1:]]
+    head = [running] if running is not None else []
     if not earlier:
-        return Group(table, freshness)
+        return Group(*head, table, freshness)
     runs = Table(title="earlier runs", expand=False)
     for column in ("workspace", "mode", "started", "ended", "outcome", "rows loaded"):
         runs.add_column(column)
@@ -291,7 +327,7 @@ def render(status: WarehouseStatus) -> Any:
             run.outcome,
             _pairs(run.rows_loaded),
         )
-    return Group(table, runs, freshness)
+    return Group(*head, table, runs, freshness)
 
 
 def _freshness_table(report: dict[str, Any] | None) -> Any:
@@ -330,7 +366,7 @@ def lines(status: WarehouseStatus) -> Sequence[str]:
     """Plain lines (what `render` shows, without a terminal): used in logs and tests."""
     if not status.synced:
         return [status.note]
-    out = []
+    out = [status.note] if status.note else []
     for ws in status.workspaces:
         last = ws.runs[0] if ws.runs else None
         out.append(

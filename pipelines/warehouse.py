@@ -15,7 +15,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pipelines import settings as S
@@ -28,6 +28,7 @@ EVENTS_TABLE = "events"  # pipelines.events.EVENTS_TABLE (not imported: it pulls
 log = logging.getLogger(__name__)
 
 ID_CHUNK = 1000  # ids per `in (...)` list
+HISTORY_TABLES = ("workspace_history", "campaigns", "email_accounts")  # scd2: versions with validity
 
 
 class WarehouseReader:
@@ -102,6 +103,25 @@ class WarehouseReader:
                 *([since] if since is not None else []),
             )
         return [(str(c), None if w is None else str(w), t) for c, w, t in rows or []]
+
+    def history_floor(self, workspace_ids: Sequence[str]) -> datetime | None:
+        """The newest `_dlt_valid_from` of these workspaces' history tables (None: no history yet)."""
+        tables = [t for t in HISTORY_TABLES if self.has(t)]
+        if not workspace_ids or not tables:
+            return None
+        marks = ", ".join(["%s"] * len(workspace_ids))
+        newest: list[datetime] = []
+        with self._sql() as client:
+            for name in tables:
+                rows = client.execute_sql(
+                    f"select max(_dlt_valid_from) from {client.make_qualified_table_name(name)} "
+                    f"where workspace_id in ({marks})",
+                    *workspace_ids,
+                )
+                value = rows[0][0] if rows else None
+                if isinstance(value, datetime):
+                    newest.append(value if value.tzinfo else value.replace(tzinfo=UTC))
+        return max(newest) if newest else None
 
     def deferred_reply_ids(self, workspace_ids: Sequence[str]) -> dict[str, list[str]]:
         """Ids of current replies still without a body, per workspace."""
@@ -222,11 +242,14 @@ def drop_duplicate_history_rows(client: Any, workspace_ids: Sequence[str], row_i
     if not workspace_ids:
         return removed
     marks = ", ".join(["%s"] * len(workspace_ids))
-    for name in ("campaigns", "email_accounts"):
+    for name in HISTORY_TABLES:
         table = client.make_qualified_table_name(name)
+        # exact copies only: the same version with the same validity (a version that came back later has
+        # another `_dlt_valid_to`, and is history, not a duplicate)
         dup = (
-            f"select rid from (select {row_id} as rid, row_number() over (partition by _dlt_id, _dlt_valid_from "
-            f"order by {row_id}) as rn from {table} where workspace_id in ({marks})) as numbered where rn > 1"
+            f"select rid from (select {row_id} as rid, row_number() over (partition by _dlt_id, _dlt_valid_from, "
+            f"_dlt_valid_to order by {row_id}) as rn from {table} where workspace_id in ({marks})) as numbered "
+            "where rn > 1"
         )
         rows = client.execute_sql(f"select count(*) from ({dup}) as dups", *workspace_ids)
         count = int(rows[0][0]) if rows else 0

@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio.to_thread
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
@@ -142,6 +142,28 @@ def _parse(body: bytes, header_event: str | None) -> dict[str, Any]:
     return payload
 
 
+DISCONNECT_LOG_EVERY_S = 10.0
+
+
+class _Disconnects:
+    """Clients that hung up mid-request: counted, and said in one line at most every `DISCONNECT_LOG_EVERY_S`
+    (a flood of them must not flood the log)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._told_at = float("-inf")
+        self._untold = 0
+
+    def note(self, client: str) -> None:
+        self.count += 1
+        self._untold += 1
+        now = time.monotonic()
+        if now - self._told_at >= DISCONNECT_LOG_EVERY_S:
+            others = f" ({self._untold - 1} more since the last such line)" if self._untold > 1 else ""
+            log.warning("a client (%s) disconnected before its delivery was read: nothing spooled%s", client, others)
+            self._told_at, self._untold = now, 0
+
+
 def create_app(
     *,
     signing_secret: str | Mapping[str, str],
@@ -157,8 +179,10 @@ def create_app(
     writer = spool.SpoolWriter(spool_dir, max_bytes=max_file_bytes, max_age_s=max_file_age_s)
     recent = _RecentIds(_RECENT_IDS)
     counters: dict[str, int] = {"accepted": 0, "duplicate": 0}
+    disconnects = _Disconnects()
 
     async def webhooks(request: Request) -> JSONResponse:
+        client = request.client.host if request.client else "?"
         try:
             body = await _read_body(request, max_body_bytes)
             workspace_id = _authenticate(secrets, request.headers, body, tolerance_s)
@@ -166,9 +190,12 @@ def create_app(
         except _Refusal as refusal:
             key = f"refused_{refusal.status}"
             counters[key] = counters.get(key, 0) + 1
-            client = request.client.host if request.client else "?"
             log.warning("refused a delivery from %s (%d): %s", client, refusal.status, refusal.reason)
             return JSONResponse({"error": refusal.reason}, status_code=refusal.status)
+        except ClientDisconnect:  # nobody left to answer; the sender retries an undelivered event
+            disconnects.note(client)
+            counters["disconnected"] = disconnects.count
+            return JSONResponse({"error": "client disconnected"}, status_code=400)
         record = spool.make_record(payload, workspace_id=workspace_id)
         event_id = record["event_id"]
         if event_id in recent:

@@ -88,6 +88,10 @@ class Faults:
     hang_ms: int = 30_000
     seed: int = 0
     ignore_page: bool = False  # list endpoints answer page 1 whatever `page` asks
+    retry_after_s: int = 1  # the Retry-After of an injected 429
+    drip_ms: int = 0  # > 0: bodies are sent one byte at a time, this far apart (a stalling server)
+    drip_after: int = 0  # requests answered at full speed before the drip starts
+    answered: int = 0
     version: int = 0  # bumped on every change (ends injected hangs)
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -106,6 +110,14 @@ class Faults:
                 return "truncate", 0
             return "ok", 0
 
+    def drips(self) -> bool:
+        """Whether this request's body is dripped (counts the request)."""
+        if not self.drip_ms:
+            return False
+        with self.lock:
+            self.answered += 1
+            return self.answered > self.drip_after
+
     def as_dict(self) -> dict[str, object]:
         return {
             "error_rate": self.error_rate,
@@ -116,4 +128,7 @@ class Faults:
             "hang_ms": self.hang_ms,
             "seed": self.seed,
             "ignore_page": self.ignore_page,
+            "retry_after_s": self.retry_after_s,
+            "drip_ms": self.drip_ms,
+            "drip_after": self.drip_after,
         }

@@ -59,7 +59,7 @@ class ApiGate:
             await asyncio.sleep(delay / 1000)
         kind, fault_status = rt.faults.decide()
         if kind == "error":
-            headers = {"retry-after": "1"} if fault_status == 429 else {}
+            headers = {"retry-after": str(rt.faults.retry_after_s)} if fault_status == 429 else {}
             await _reply(
                 send,
                 fault_status,
@@ -102,6 +102,8 @@ class ApiGate:
             await send(message)
 
         out = _truncating(send, extra) if kind == "truncate" else header_send
+        if rt.faults.drips():
+            out = _dripping(out, rt)
         if rt.drift.active and route in drift.ROUTES:
             # drift first, so a truncation fault cuts the drifted body
             out = _rewriting(out, lambda body: drift.apply(route, body, rt.drift))
@@ -180,6 +182,27 @@ def _rewriting(send: Send, rewrite: Callable[[Any], Any]) -> Send:
             headers.append((b"content-length", str(len(body)).encode()))
         await send({**start, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    return _send
+
+
+def _dripping(send: Send, rt: Any) -> Send:
+    """Send the headers at once, then the body one byte every `drip_ms` (a server that stalls without ever
+    going quiet long enough for a read time-out); the rest goes at once when faults change or the sandbox stops."""
+    version = rt.faults.version
+
+    async def _send(message: Message) -> None:
+        if message["type"] != "http.response.body":
+            await send(message)
+            return
+        body: bytes = message.get("body", b"")
+        for index in range(len(body)):
+            if rt.closing.is_set() or rt.faults.version != version:
+                await send({**message, "body": body[index:]})
+                return
+            await send({"type": "http.response.body", "body": body[index : index + 1], "more_body": True})
+            await asyncio.sleep(rt.faults.drip_ms / 1000)
+        await send({**message, "body": b""})
 
     return _send
 

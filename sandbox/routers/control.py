@@ -102,7 +102,8 @@ async def faults(request: Request) -> Response:
     ):
         errors["statuses"] = ["statuses must be a non-empty list of HTTP error codes (400-599)."]
     ints = {}
-    for name, default in (("latency_ms", 0), ("hang_ms", 30_000), ("seed", 0)):
+    defaults = (("latency_ms", 0), ("hang_ms", 30_000), ("seed", 0), ("retry_after_s", 1), ("drip_ms", 0))
+    for name, default in (*defaults, ("drip_after", 0)):
         v = body.get(name, default)
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             errors[name] = [f"{name} must be an integer >= 0."]
@@ -122,6 +123,12 @@ async def faults(request: Request) -> Response:
         f.statuses = tuple(statuses)
         f.latency_ms, f.hang_ms, f.seed = ints["latency_ms"], ints["hang_ms"], ints["seed"]
         f.ignore_page = ignore_page
+        f.retry_after_s, f.drip_ms, f.drip_after, f.answered = (
+            ints["retry_after_s"],
+            ints["drip_ms"],
+            ints["drip_after"],
+            0,
+        )
         f.rng = random.Random(f.seed)
         f.version += 1
     return JSON({"data": f.as_dict()})

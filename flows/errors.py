@@ -1,0 +1,56 @@
+"""How a command fails: one line on stderr naming the root cause and the fix, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+log = logging.getLogger("outreach")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print a one-line reason on stderr and exit non-zero."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def fail_explained(exc: BaseException, duckdb: Path | None) -> NoReturn:
+    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
+    from pipelines.deadline import SyncInterrupted
+    from pipelines.errors import OutreachError
+
+    log.debug("failed", exc_info=exc)
+    if isinstance(exc, SyncInterrupted):  # what did load, then the line, with the signal's exit status
+        if exc.report is not None:
+            typer.echo(exc.report.summary())
+        fail(str(exc), exc.exit_code)
+    if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
+        fail(str(exc))
+    from pipelines.diagnose import configured_path, explain
+
+    fail(explain(exc, configured_path(duckdb)))
+
+
+class OneLineErrors(TyperGroup):
+    """Every command's unexpected failure becomes one line naming its root cause (`pipelines.diagnose.explain`);
+    the traceback goes to the debug log only. Commands still say their known errors themselves."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context
+        # libraries' warnings (pandas' deprecations, met while dbt runs) are for their developers, not for our
+        # users: logged (a configured handler still gets them), never printed on their own
+        logging.captureWarnings(True)
+        logging.getLogger("py.warnings").addHandler(logging.NullHandler())
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
+            raise
+        except Exception as exc:  # the last line of defence: no traceback reaches a user
+            from pipelines.diagnose import explain
+
+            log.debug("failed", exc_info=exc)
+            typer.echo(f"error: {explain(exc)}", err=True)
+            raise typer.Exit(1) from None

@@ -1,0 +1,78 @@
+"""One line, never a traceback: a read-only warehouse for `models` and `docs`; `status` off a terminal keeps its
+whole table; a base URL ending in /api gets the right hint."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sync_support import admin_keys, sandbox_sync_args
+from typer.testing import CliRunner
+
+from flows.cli import app
+from pipelines.client import check_base_url
+from pipelines.errors import BaseUrlError
+from pipelines.run import run_sync
+
+
+def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
+    with pytest.raises(BaseUrlError) as caught:
+        check_base_url("http://127.0.0.1:9/api")
+    assert "use e.g. http://127.0.0.1:9/api/v1" in str(caught.value) and "/api/api" not in str(caught.value)
+    with pytest.raises(BaseUrlError) as caught:
+        check_base_url("http://127.0.0.1:9/")
+    assert "use e.g. http://127.0.0.1:9/api/v1" in str(caught.value)
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    from sandbox.server import SandboxServer
+
+    tmp = tmp_path_factory.mktemp("one_line")
+    sb = SandboxServer(scale="tiny", rate_limit=0)
+    sb.start()
+    try:
+        run_sync(**sandbox_sync_args(sb, admin_keys(sb), tmp / "w.duckdb", tmp, mode="full"))
+    finally:
+        sb.stop()
+    yield tmp / "w.duckdb"
+
+
+def test_status_off_a_terminal_does_not_cut_its_table(warehouse: Path) -> None:
+    result = CliRunner().invoke(app, ["status", "--duckdb", str(warehouse)])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output, result.output
+    assert "Bluebird Studio" in result.output and "Northwind Growth" in result.output
+
+
+def _read_only_copy(warehouse: Path, where: Path) -> Any:
+    where.mkdir(parents=True, exist_ok=True)
+    mounted = shutil.which("mount") is not None and (
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where)], capture_output=True).returncode
+        == 0
+    )
+    if not mounted:
+        pytest.skip("mounting a read-only file system needs root and CAP_SYS_ADMIN")
+    shutil.copy(warehouse, where / warehouse.name)
+    subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+    return where / warehouse.name
+
+
+@pytest.mark.parametrize("command", ["models", "docs"])
+def test_models_and_docs_on_a_read_only_warehouse_fail_in_one_line(
+    warehouse: Path, tmp_path: Path, command: str
+) -> None:
+    where = tmp_path / "ro"
+    copy = _read_only_copy(warehouse, where)
+    try:
+        result = CliRunner().invoke(app, [command, "--duckdb", str(copy)])
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
+    assert result.exit_code == 1, result.output
+    out = result.output.strip()
+    assert len(out.splitlines()) == 1 and out.startswith("error: read-only file system"), out
+    assert "Traceback" not in out
