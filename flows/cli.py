@@ -105,7 +105,7 @@ def sync(
     """Run one sync of every configured workspace into the warehouse."""
     from pipelines.run import run_sync
 
-    try:
+    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.run.sync`
         report = run_sync(
             mode=mode.value,
             base_url=base_url,

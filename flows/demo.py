@@ -1,9 +1,11 @@
 """``outreach demo``: the whole product end to end against a local sandbox, in one command.
 
-Starts a sandbox on a free loopback port, stores its two workspaces' read keys as Prefect
-Secret blocks, runs a full ``sync_all`` flow (extract, load, models, data tests, BI publish),
-advances the sandbox clock a simulated day, runs a quick ``sync_all``, prints a summary from
-the reporting tables, then says how to query the result and how to use a real API key.
+Starts a sandbox (in a process of its own, on a free loopback port) while the Prefect API starts,
+stores its two workspaces' read keys as Prefect Secret blocks, runs a full ``sync_all`` flow,
+advances the sandbox clock a simulated day, runs a quick ``sync_all``, then builds the models, runs
+the data tests, publishes the BI file and draws the dashboard once (``build_reporting``), prints a summary from
+the reporting tables, then says how to query the result and how to use a real API key. Each step
+is a small function in ``STEPS`` and prints its time.
 
 The sandbox's rate limit is raised to ``DEMO_RATE_LIMIT`` (and the client paces to the same
 figure) so the demo takes seconds, not the minutes 120 requests a minute would need.
@@ -16,6 +18,10 @@ import shlex
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +33,7 @@ from pipelines.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 DEMO_RATE_LIMIT = 6000  # requests a minute, sandbox and client alike
+DEFAULT_SCALE = "small"
 SIMULATED_DAY_S = 86_400
 
 
@@ -102,27 +109,16 @@ def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-de
     return refs
 
 
-def _run(mode: Literal["quick", "full"], refs: list[str], warehouse: Path, base_url: str) -> str:
-    """Run ``sync_all`` once; return a line of its figures. Raises if the flow fails."""
-    from flows.sync_flow import sync_all
-
-    started = time.monotonic()
-    results = sync_all(
-        mode=mode,
-        key_refs=refs,
-        duckdb_path=str(warehouse),
-        base_url=base_url,
-        rate_limit_per_minute=DEMO_RATE_LIMIT,
-        pipelines_dir=str(demo_pipelines_dir(warehouse)),
-    )
+def sync_line(mode: str, results: list[Any], seconds: float) -> str:
+    """One line of a ``sync_all`` run's figures."""
     reports = [r.sync_report for r in results if r.sync_report is not None]
     requests = sum(r.requests for r in reports)
     throttled = sum(r.rate_limited for r in reports)
     deferred = sum(r.bodies_deferred for r in reports)
     rows = sum(sum(r.rows.values()) for r in reports)
     return (
-        f"{mode} sync done in {time.monotonic() - started:.1f} s: {len(reports)} workspaces, "
-        f"{requests} requests, {throttled} 429s, {rows:,} rows extracted, {deferred} reply bodies deferred"
+        f"{mode} sync done in {seconds:.1f} s: {len(reports)} workspaces, {requests} requests, {throttled} 429s, "
+        f"{rows:,} rows extracted, {deferred} reply bodies deferred"
     )
 
 
@@ -131,14 +127,6 @@ def summary_text(bi_path: Path) -> str:
     from models.summary import demo_summary
 
     return str(demo_summary(bi_path))
-
-
-def write_dashboard(warehouse: Path) -> str:
-    """Write the HTML dashboard beside the warehouse; the line telling where it is."""
-    from dashboard import bi_path_for, report_path_for, write_report
-
-    report = write_report(bi_path_for(warehouse), report_path_for(warehouse))
-    return f"Dashboard: {shown_path(report)} (open it in a browser; `outreach report` writes it again)"
 
 
 def next_steps(warehouse: Path) -> str:
@@ -169,7 +157,7 @@ def next_steps(warehouse: Path) -> str:
     )
 
 
-def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> None:
+def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) -> None:
     """Run the demo end to end; leaves the warehouse and its BI file, and no process.
 
     A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
@@ -186,39 +174,137 @@ def run_demo(scale: str = "small", duckdb_path: str | Path | None = None) -> Non
         raise SystemExit(1) from None
 
 
-def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
-    from flows.prefect_api import prefect_api
-    from sandbox.server import SandboxServer
+@dataclass
+class Demo:
+    """What the steps share: the warehouse, the sandbox, the key references, the clock."""
 
-    warehouse = Path(stages.warehouse_path(duckdb_path))
+    scale: str
+    warehouse: Path
+    started: float = field(default_factory=time.monotonic)
+    sandbox: Any = None
+    refs: list[str] = field(default_factory=list)
+    prefect_temporary: bool = False
+    alert_sink: Any = None  # the local JSON webhook the alerts notify (flows.demo_alerts)
+
+
+@contextmanager
+def step(title: str) -> Iterator[None]:
+    """Print a step's title, then its time when it ends."""
+    _say(f"{title} ...")
     started = time.monotonic()
-    prepare_warehouse(warehouse)
-    _say(f"outreach demo: sandbox scale {scale!r}, warehouse {warehouse}")
-    sandbox = SandboxServer(scale=scale, rate_limit=DEMO_RATE_LIMIT, scenario=demo_alerts.SCENARIO)
-    with prefect_api(ui=False) as api, demo_alerts.alert_sink() as alert_sink:
-        _say(f"Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
-        sandbox.start()
+    yield
+    _say(f"  done in {time.monotonic() - started:.1f} s")
+
+
+def start_sandbox(scale: str) -> Any:
+    """The sandbox in a process of its own: it serves while this process syncs (two cores, not one)."""
+    from pipelines.errors import OutreachError
+    from sandbox.server import SandboxProcess
+
+    try:
+        return SandboxProcess(scale=scale, rate_limit=DEMO_RATE_LIMIT).start()
+    except (RuntimeError, TimeoutError) as exc:  # its own error output, above, says more
+        raise OutreachError(f"the demo's sandbox did not start ({exc}): rerun `outreach demo`") from None
+
+
+def start_services(demo: Demo, stack: ExitStack) -> None:
+    """Start the sandbox (building its data) while the Prefect API starts; both stop with ``stack``."""
+    from flows.prefect_api import prefect_api
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-sandbox") as pool:
+        starting = pool.submit(start_sandbox, demo.scale)
         try:
-            _say(f"sandbox listening on {sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")
-            keys = sandbox.keys()
-            demo_guard.write_marker(warehouse, sandbox_workspace_ids(keys))
-            refs = store_keys_as_secrets(keys)
-            _say(f"workspaces: {', '.join(refs)} (read keys saved as Prefect Secret blocks)")
-            _say("\n[1/2] full sync, models, data tests, BI publish ...")
-            _say(_run("full", refs, warehouse, sandbox.base_url))
-            now = sandbox.advance(SIMULATED_DAY_S)
-            _say(f"\nsandbox clock advanced one simulated day (now {now})")
-            _say("[2/2] quick sync, models, data tests, BI publish ...")
-            _say(_run("quick", refs, warehouse, sandbox.base_url))
-        finally:
-            sandbox.stop()
+            api = stack.enter_context(prefect_api(ui=False))
+        finally:  # the sandbox is stopped even when the Prefect API did not start
+            demo.sandbox = starting.result()
+            stack.callback(demo.sandbox.stop)
+    demo.prefect_temporary = api.temporary
+    # the deliverability scenario opens real incidents; their notifications go to a local JSON webhook
+    demo.sandbox.apply_scenario(demo_alerts.SCENARIO)
+    demo.alert_sink = stack.enter_context(demo_alerts.alert_sink())
+    _say(f"  Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
+    _say(f"  sandbox: {demo.sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")
+    keys = demo.sandbox.keys()
+    demo_guard.write_marker(demo.warehouse, sandbox_workspace_ids(keys))
+    demo.refs = store_keys_as_secrets(keys)
+    _say(f"  workspaces: {', '.join(demo.refs)} (read keys saved as Prefect Secret blocks)")
+
+
+def run_sync_flow(demo: Demo, mode: Literal["quick", "full"], *, build_models: bool) -> None:
+    """One ``sync_all`` flow run; raises if it fails."""
+    from flows.sync_flow import sync_all
+
+    started = time.monotonic()
+    results = sync_all(
+        mode=mode,
+        key_refs=demo.refs,
+        duckdb_path=str(demo.warehouse),
+        base_url=demo.sandbox.base_url,
+        rate_limit_per_minute=DEMO_RATE_LIMIT,
+        pipelines_dir=str(demo_pipelines_dir(demo.warehouse)),
+        build_models=build_models,
+    )
+    _say("  " + sync_line(mode, results, time.monotonic() - started))
+
+
+def full_sync(demo: Demo) -> None:
+    run_sync_flow(demo, "full", build_models=False)
+
+
+def advance_day(demo: Demo) -> None:
+    _say(f"  sandbox clock now {demo.sandbox.advance(SIMULATED_DAY_S)}")
+
+
+def quick_sync(demo: Demo) -> None:
+    run_sync_flow(demo, "quick", build_models=False)
+
+
+def build_reporting(demo: Demo) -> None:
+    """The models, data tests, BI file and dashboard, built once from both syncs."""
+    from flows.build_flow import build_reporting as build_flow
+
+    seconds = build_flow(duckdb_path=str(demo.warehouse))
+    _say("  " + ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
+
+
+#: The steps after the services are up, in order; each prints its progress and is timed.
+STEPS: list[tuple[str, Callable[[Demo], None]]] = [
+    ("full sync of every workspace (Prefect flow sync-all)", full_sync),
+    ("sandbox clock advanced one simulated day", advance_day),
+    ("quick sync of every workspace (Prefect flow sync-all)", quick_sync),
+    ("models, data tests, BI file and dashboard, built once (Prefect flow build-reporting)", build_reporting),
+]
+
+
+def print_results(demo: Demo) -> None:
+    """The summary from the reporting tables, where the dashboard is, how to go on."""
+    from dashboard import report_path_for
+
     _say("")
-    _say(summary_text(stages.bi_path_for(warehouse)))
+    _say(summary_text(stages.bi_path_for(demo.warehouse)))
     _say("")
-    _say(demo_alerts.alerts_text(warehouse, alert_sink))
+    _say(demo_alerts.alerts_text(demo.warehouse, demo.alert_sink))
     _say("")
-    _say(write_dashboard(warehouse))
+    report = report_path_for(demo.warehouse)
+    if report.is_file():
+        _say(f"Dashboard: {shown_path(report)} (open it in a browser; `outreach report` writes it again)")
+    else:  # the flow run's artifact says why; `outreach report` says it again
+        _say(f"Dashboard: not drawn; `{command('outreach')} report` says why")
     _say("")
-    _say(next_steps(warehouse))
-    stopped = "sandbox and Prefect server stopped" if api.temporary else "sandbox stopped"
-    _say(f"\ndemo finished in {time.monotonic() - started:.0f} s; {stopped}.")
+    _say(next_steps(demo.warehouse))
+
+
+def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
+    demo = Demo(scale=scale, warehouse=Path(stages.warehouse_path(duckdb_path)))
+    prepare_warehouse(demo.warehouse)
+    _say(f"outreach demo: sandbox scale {scale!r}, warehouse {demo.warehouse}")
+    total = len(STEPS) + 1
+    with ExitStack() as stack:
+        with step(f"[1/{total}] sandbox and Prefect API, started side by side"):
+            start_services(demo, stack)
+        for number, (title, run_step) in enumerate(STEPS, start=2):
+            with step(f"[{number}/{total}] {title}"):
+                run_step(demo)
+    print_results(demo)
+    stopped = "sandbox and Prefect server stopped" if demo.prefect_temporary else "sandbox stopped"
+    _say(f"\ndemo finished in {time.monotonic() - demo.started:.1f} s; {stopped}.")

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 STARTUP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
 HOME_PREFIX = "outreach-prefect-"
+DATABASE_NAME = "prefect.db"  # the server's SQLite file in its home (Prefect's default database URL)
 
 
 class PrefectServerError(OutreachError):
@@ -116,6 +117,9 @@ def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) 
         PREFECT_UI_ENABLED="true" if ui else "false",
     )
     home.mkdir(parents=True, exist_ok=True)
+    template = migrated_database_template()
+    if template.is_file():
+        shutil.copyfile(template, home / DATABASE_NAME)
     with open(home / "server.log", "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
@@ -127,24 +131,60 @@ def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) 
         )
     server = LocalServer(process=process, home=home, port=port)
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise PrefectServerError(
-                f"the temporary Prefect server exited at start (code {process.returncode}: "
-                f"{_last_log_line(server.log_path) or 'no output'}): set PREFECT_API_URL to a running server instead"
-            )
-        try:
-            if httpx.get(f"{server.api_url}/health", timeout=2.0).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
+    # One client for every poll: `httpx.get` builds a new one each time, and with it a TLS context (the CA
+    # bundle parsed again), which kept a core busy for as long as the server took to start.
+    with httpx.Client(timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise PrefectServerError(
+                    f"the temporary Prefect server exited at start (code {process.returncode}: "
+                    f"{_last_log_line(server.log_path) or 'no output'}): set PREFECT_API_URL to a running server "
+                    "instead"
+                )
+            try:
+                if client.get(f"{server.api_url}/health").status_code == 200:
+                    if not template.is_file():
+                        save_database_template(home / DATABASE_NAME, template)
+                    return server
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
     server.stop()
     raise PrefectServerError(
         f"the temporary Prefect server did not answer within {STARTUP_TIMEOUT_S:.0f} s "
         f"({_last_log_line(server.log_path) or 'no output'}): the machine may be overloaded; "
         "or start one with `prefect server start` and set PREFECT_API_URL"
     )
+
+
+def migrated_database_template() -> Path:
+    """Where a freshly migrated, empty server database of the installed Prefect version is kept between runs.
+
+    A new server home would run every database migration again: about a third of the server's start.
+    """
+    import prefect
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "outreach-elt"
+    return cache / f"prefect-{prefect.__version__}-server.db"
+
+
+def save_database_template(database: Path, template: Path) -> None:
+    """Keep a consistent copy of a just-started server's database (migrated, no runs, no blocks saved yet);
+    a cache only: a failure is logged and the next start migrates again."""
+    import sqlite3
+
+    partial = template.with_name(f".{template.name}.{os.getpid()}")
+    try:
+        template.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            closing(sqlite3.connect(database)) as source,
+            closing(sqlite3.connect(partial)) as copy,
+        ):
+            source.backup(copy)
+        partial.replace(template)
+    except (OSError, sqlite3.Error):
+        logger.debug("could not keep the migrated Prefect database as a template", exc_info=True)
+        partial.unlink(missing_ok=True)
 
 
 def configured_api_url() -> str | None:

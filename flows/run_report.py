@@ -41,6 +41,7 @@ class WorkspaceResult:
     error: str = ""
     sync_report: Any = None  # pipelines.report.WorkspaceReport of the load
     stages: dict[str, float] = field(default_factory=dict)
+    events_loaded: int = 0  # webhook events the sync loaded from the spool first
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

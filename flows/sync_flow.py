@@ -1,12 +1,13 @@
 """Prefect flows: ``sync_workspace`` (one API key) and ``sync_all`` (every workspace, then models).
 
-Stages are tasks running the same engine as `outreach sync` (``flows.stages``). Extract+normalize and
-load retry with backoff on errors a retry can fix (network, 5xx/429 after the client's own retries);
-errors a retry cannot fix (bad key, no permission, bad config) fail the task at once. Loads, the model
-build and the BI publish hold the warehouse lock every writer takes (``pipelines.lock``: shared for
-loads and exclusive for the build on PostgreSQL; one writer on DuckDB). Settings are resolved once per
-flow run from the parameters and dlt config. Keys travel as references (``flows.keys``) and are resolved
-inside the extract task, so they never appear in a parameter, a log line, a state or an artifact.
+The sync itself is one task that calls the function `outreach sync` calls (``pipelines.run.sync``), with its
+guards (preflight, warehouse lock, key check, demo-warehouse guard); the flows add only scheduling, retries,
+concurrency limits and artifacts. The sync task retries with backoff on errors a retry can fix (network,
+5xx/429 after the client's own retries); errors a retry cannot fix (bad key, no permission, bad config) fail
+it at once. The model build and the BI publish hold the warehouse lock every writer takes
+(``pipelines.lock``). Settings are resolved once per flow run from the parameters and dlt config. Keys
+travel as references (``flows.keys``) and are resolved inside the sync task, so they never appear in a
+parameter, a log line, a state or an artifact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import contextvars
 import functools
 import logging
 import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -23,43 +23,24 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.client.schemas.objects import State, TaskRun
-from prefect.tasks import Task
 from prefect.utilities.annotations import quote
 
-from flows import batches, handoff, stages
-from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key, where_the_key_lives
+from flows import batches, stages
+from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.logs import route_library_logs_to_prefect
+from flows.retry import SYNC_RETRY_DELAYS, retitled, retry_unless_permanent, with_ref
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from pipelines.config import OutreachSettings
-from pipelines.diagnose import chain
-from pipelines.errors import (
-    AuthError,
-    ConfigError,
-    ForbiddenError,
-    InvalidRequestError,
-    NotFoundError,
-    OutreachError,
-)
+from pipelines import run
+from pipelines.config import OutreachSettings, resolve_settings
+from pipelines.destination import warehouse_target
+from pipelines.errors import ConfigError, OutreachError
 from pipelines.lock import warehouse_writer
 
 if TYPE_CHECKING:
-    from pipelines.report import SyncReport
+    from pipelines.report import SyncReport, WorkspaceReport
 
 Mode = Literal["quick", "full"]
-
-#: Errors that a retry cannot fix: the task fails on the first attempt.
-PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
-    AuthError,
-    ForbiddenError,
-    ConfigError,
-    NotFoundError,
-    InvalidRequestError,
-)
-
-EXTRACT_RETRY_DELAYS: list[float] = [2, 10, 30]
-LOAD_RETRY_DELAYS: list[float] = [5, 20]
 
 route_library_logs_to_prefect()
 
@@ -68,65 +49,10 @@ class SyncRunFailed(OutreachError):
     """Raised by ``sync_all`` when at least one workspace or the model build failed."""
 
 
-def is_permanent(exc: BaseException) -> bool:
-    """A bad key, no permission, bad config, or a dlt terminal error anywhere in the cause chain."""
-    from dlt.common.exceptions import TerminalException
-
-    return any(isinstance(e, (*PERMANENT_ERRORS, TerminalException)) for e in chain(exc))
-
-
-def retry_unless_permanent(task: Task[..., Any], task_run: TaskRun, state: State[Any]) -> bool:
-    """``retry_condition_fn``: retry network and server trouble, never a bad key or bad config."""
-    try:
-        state.result(raise_on_failure=True)
-    except BaseException as exc:  # noqa: BLE001 - classify whatever the task raised
-        return not is_permanent(exc)
-    return True
-
-
-def _with_ref(exc: OutreachError, key_ref: str) -> OutreachError:
-    """The same error type, its message naming the workspace's key reference (and where the key lives)."""
-    ref = parse_key_ref(key_ref)
-    message = f"workspace {ref}: {exc}"
-    if isinstance(exc, (AuthError, ForbiddenError)):
-        message += f" ({where_the_key_lives(ref)})"
-    return _retitled(exc, message)
-
-
-def _retitled(exc: OutreachError, message: str) -> OutreachError:
-    """An error of the same type (so retry rules still see it) with ``message``; ours if the type can't take one."""
-    try:
-        return type(exc)(message)
-    except TypeError:
-        return OutreachError(message)
-
-
-# Stages move data and return live objects: never cache or persist their results.
+# Never cache or persist a stage's result: reports hold no secret, but a sync must run every time it is asked.
 _NO_RESULTS: dict[str, Any] = {"cache_policy": NO_CACHE, "persist_result": False}
-# A writer task holds the warehouse lock; the tag lets a Prefect tag limit serialise writers across machines.
+# A task that writes the reporting tables; the tag lets a Prefect tag limit serialise them across machines.
 _WRITER: dict[str, Any] = {**_NO_RESULTS, "tags": [WRITER_TAG]}
-# Loads retry what a retry can fix (network, a busy file), never a permanent error.
-_LOAD_RETRIES: dict[str, Any] = {
-    "retries": len(LOAD_RETRY_DELAYS),
-    "retry_delay_seconds": LOAD_RETRY_DELAYS,
-    "retry_condition_fn": retry_unless_permanent,
-}
-
-
-@task(
-    name="extract-normalize",
-    retries=len(EXTRACT_RETRY_DELAYS),
-    retry_delay_seconds=EXTRACT_RETRY_DELAYS,
-    retry_condition_fn=retry_unless_permanent,
-    **_NO_RESULTS,
-)
-def extract_task(key_ref: str, mode: Mode, settings: OutreachSettings) -> Any:
-    """Resolve the key from its reference, then extract and normalize (no warehouse writes)."""
-    try:
-        api_key = resolve_api_key(key_ref)
-        return stages.extract(api_key, mode=mode, settings=settings)
-    except OutreachError as exc:
-        raise _with_ref(exc, key_ref) from exc
 
 
 def _quoted(settings: OutreachSettings) -> OutreachSettings:
@@ -134,27 +60,40 @@ def _quoted(settings: OutreachSettings) -> OutreachSettings:
     return cast(OutreachSettings, quote(settings))
 
 
-def _writer(settings: OutreachSettings, what: str, *, shared: bool = False) -> Any:
-    """The warehouse lock of a writing task (shared: a load, which may run beside other loads on a server)."""
-    return warehouse_writer(stages.warehouse(settings), what=what, shared=shared, timeout_s=settings.lock_timeout_s)
+def _writer(settings: OutreachSettings, what: str) -> Any:
+    """The warehouse lock of a task that writes the reporting tables (exclusive, like `outreach models`)."""
+    return warehouse_writer(warehouse_target(settings), what=what, timeout_s=settings.lock_timeout_s)
 
 
-@task(name="load", **_LOAD_RETRIES, **_WRITER)
-def load_task(extracted: str, settings: OutreachSettings, key_ref: str) -> Any:
-    """Load one workspace's normalized package (``extracted``: a ``flows.handoff`` token), holding the
-    warehouse lock."""
+@task(
+    name="sync",
+    retries=len(SYNC_RETRY_DELAYS),
+    retry_delay_seconds=SYNC_RETRY_DELAYS,
+    retry_condition_fn=retry_unless_permanent,
+    **_NO_RESULTS,
+)
+def sync_task(key_refs: list[str], mode: Mode, settings: OutreachSettings) -> Any:
+    """Resolve the keys from their references, then run `outreach sync`'s one function over them
+    (`pipelines.run.sync`: preflight, warehouse lock, key check, demo-warehouse guard, extract and load)."""
+    keys = []
+    for ref in key_refs:
+        try:
+            keys.append(resolve_api_key(ref))
+        except OutreachError as exc:
+            raise with_ref(exc, ref) from exc
     try:
-        with _writer(settings, f"load of {key_ref}", shared=True):
-            return stages.load(handoff.receive(extracted))
+        return run.sync(settings, mode=mode, api_keys=keys, progress=False)
     except OutreachError as exc:
-        raise _with_ref(exc, key_ref) from exc
+        if len(key_refs) == 1:
+            raise with_ref(exc, key_refs[0]) from exc
+        raise retitled(exc, f"batch [{', '.join(key_refs)}]: {exc}") from exc
 
 
 @task(name="build-models-and-data-tests", **_WRITER)
 def build_models_task(settings: OutreachSettings) -> Any:
     """Build ``reporting`` and run the data tests in one transaction (a failing test rolls back)."""
     with _writer(settings, "model build"):
-        return stages.build_models(stages.warehouse(settings))
+        return stages.build_models(warehouse_target(settings))
 
 
 @task(name="alerts", **_WRITER)
@@ -162,14 +101,14 @@ def alerts_task(settings: OutreachSettings) -> str:
     """Evaluate the alert rules on the new build: incidents, their notifications and events, the opt-in guard.
     Never fails the run (its one line says why it did not evaluate)."""
     with _writer(settings, "alerts"):
-        return stages.evaluate_alerts(stages.warehouse(settings))
+        return stages.evaluate_alerts(warehouse_target(settings))
 
 
 @task(name="publish-bi", **_WRITER)
 def publish_bi_task(settings: OutreachSettings) -> str:
     """Publish the reporting tables to ``<stem>_bi.duckdb`` by atomic rename (a DuckDB warehouse only: BI tools
     read a server warehouse directly)."""
-    target = stages.warehouse(settings)
+    target = warehouse_target(settings)
     if target.duckdb_path is None:
         return ""
     with _writer(settings, "BI publish"):
@@ -182,30 +121,22 @@ def write_dashboard_task(bi_path: str) -> str:
     return stages.write_dashboard(bi_path)
 
 
-@task(name="load-spool", **_LOAD_RETRIES, **_WRITER)
-def load_spool_task(spool_dir: str, settings: OutreachSettings) -> int:
-    """Load the webhook events waiting in the spool before the API is read."""
-    with _writer(settings, "spool load", shared=True):
-        return stages.load_spool(spool_dir, settings)
-
-
 @task(name="publish-report", **_NO_RESULTS)
 def publish_report_task(markdown: str, key: str | None, description: str) -> None:
     """Publish the run's markdown artifact."""
     create_markdown_artifact(markdown=markdown, key=key, description=description)
 
 
-def sync_markdown(
-    mode: str, results: list[WorkspaceResult], destination: str, seconds: float, events_loaded: int = 0
-) -> str:
+def sync_markdown(mode: str, results: list[WorkspaceResult], destination: str, seconds: float) -> str:
     """The pipeline's own report of the loaded workspaces (rows, requests, 429s, bodies deferred)."""
     reports = [r.sync_report for r in results if r.ok and r.sync_report is not None]
     if not reports:
         return ""
-    return stages.sync_report_markdown(mode, reports, destination, seconds, events_loaded)
+    events = sum(r.events_loaded for r in results if r.ok)
+    return stages.sync_report_markdown(mode, reports, destination, seconds, events)
 
 
-def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, str]:
+def models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, str]:
     """Build, test, publish and draw the dashboard; returns the build report and the dashboard's line."""
     build_clock = StageClock()
     with build_clock.stage("build"):
@@ -224,28 +155,16 @@ def _models_stages(settings: OutreachSettings, clock: StageClock) -> tuple[Any, 
     return report, dashboard
 
 
-def _extract_and_load(key_ref: str, mode: Mode, settings: OutreachSettings, clock: StageClock) -> Any:
-    with clock.stage("extract+normalize"):
-        extracted = extract_task(key_ref, mode, _quoted(settings))
-    with clock.stage("load"), handoff.handed_over(extracted) as token:
-        return load_task(token, _quoted(settings), key_ref)
+def _stage_seconds(report: WorkspaceReport) -> dict[str, float]:
+    """The artifact's two stages of one workspace, from the sync's own clock."""
+    got = report.stage_seconds
+    extract = sum(got.get(stage, 0.0) for stage in ("plan", "extract", "normalize"))
+    return {"extract+normalize": round(extract, 3), "load": round(got.get("load", 0.0), 3)}
 
 
-def _settings(
-    duckdb_path: str | None,
-    base_url: str | None,
-    rate_limit_per_minute: int | None,
-    reply_body_cap: int | None,
-    pipelines_dir: str | None,
-) -> OutreachSettings:
-    """The flow run's settings, resolved once: its parameters over dlt config over defaults."""
-    return stages.settings(
-        duckdb_path=duckdb_path,
-        base_url=base_url,
-        rate_limit_per_minute=rate_limit_per_minute,
-        reply_body_cap=reply_body_cap,
-        pipelines_dir=pipelines_dir,
-    )
+def settings_for(**explicit: Any) -> OutreachSettings:
+    """The flow run's settings, resolved once: its parameters (None = not given) over dlt config over defaults."""
+    return resolve_settings(**explicit)
 
 
 @flow(
@@ -263,6 +182,7 @@ def sync_workspace(
     rate_limit_per_minute: int | None = None,
     reply_body_cap: int | None = None,
     pipelines_dir: str | None = None,
+    spool_dir: str | None = None,
 ) -> WorkspaceResult:
     """Sync one workspace, named by a key reference (``secret:<block>``, ``config:<n>``, ``env:<VAR>``).
 
@@ -271,38 +191,36 @@ def sync_workspace(
     """
     logger = get_run_logger()
     parse_key_ref(key_ref)  # fail fast on a malformed reference
-    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
-    destination = stages.warehouse(settings).label
-    clock = StageClock()
-    report = _extract_and_load(key_ref, mode, settings, clock)
-    result = WorkspaceResult(key_ref=key_ref, ok=True, sync_report=report, stages=clock.seconds)
+    settings = settings_for(
+        duckdb_path=duckdb_path,
+        base_url=base_url,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        pipelines_dir=pipelines_dir,
+        spool_dir=spool_dir,
+    )
+    destination = warehouse_target(settings).label
+    report = cast("SyncReport", sync_task([key_ref], mode, _quoted(settings)))
+    (workspace,) = report.workspaces
+    stages_s = _stage_seconds(workspace)
+    result = WorkspaceResult(key_ref, True, "", workspace, stages_s, report.events_loaded)
     build_report, dashboard = None, ""
     if build_models:
         run_clock = StageClock()
-        build_report, dashboard = _models_stages(settings, run_clock)
-        result.stages = {**clock.seconds, **run_clock.seconds}
+        build_report, dashboard = models_stages(settings, run_clock)
+        result.stages = {**stages_s, **run_clock.seconds}
     markdown = render_run_markdown(
         title=f"outreach sync of {key_ref}",
         mode=mode,
-        workspaces=[WorkspaceResult(key_ref, True, "", report, clock.seconds)],
-        run_stages={k: v for k, v in result.stages.items() if k not in clock.seconds},
-        sync_markdown=sync_markdown(mode, [result], destination, sum(clock.seconds.values())),
+        workspaces=[WorkspaceResult(key_ref, True, "", workspace, stages_s)],
+        run_stages={k: v for k, v in result.stages.items() if k not in stages_s},
+        sync_markdown=sync_markdown(mode, [result], destination, report.seconds),
         build_report=build_report,
         dashboard=dashboard,
     )
     publish_report_task(markdown, None, f"{mode} sync of {key_ref}")
-    logger.info("workspace %s loaded in %.1f s", key_ref, sum(clock.seconds.values()))
+    logger.info("workspace %s loaded in %.1f s", key_ref, report.seconds)
     return result
-
-
-def _warm_imports() -> None:
-    """Import what extraction uses before threads start: concurrent first imports of pandas can fail."""
-    import dlt  # noqa: F401
-    import pandas  # noqa: F401
-    import pyarrow  # noqa: F401
-
-    import pipelines.extract
-    import pipelines.load  # noqa: F401
 
 
 def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
@@ -316,25 +234,6 @@ def _run_workspace(key_ref: str, **params: Any) -> WorkspaceResult:
         return result
     except Exception as exc:  # noqa: BLE001 - we report every failure, then fail the parent
         return WorkspaceResult(key_ref=key_ref, ok=False, error=str(exc) or type(exc).__name__)
-
-
-@task(name="sync-workspaces", **_LOAD_RETRIES, **_NO_RESULTS)
-def sync_workspaces_task(key_refs: list[str], mode: Mode, settings: OutreachSettings) -> Any:
-    """Resolve the batch's keys from their references, then run `outreach sync`'s engine over them: one dlt
-    load per ``batch_size`` workspaces, a run record per workspace, the warehouse lock for the run (shared on
-    PostgreSQL; on DuckDB the batches of one machine take turns)."""
-    from pipelines.run import run_sync
-
-    keys = []
-    for ref in key_refs:
-        try:
-            keys.append(resolve_api_key(ref))
-        except OutreachError as exc:
-            raise _with_ref(exc, ref) from exc
-    try:
-        return run_sync(mode=mode, settings=settings, api_keys=keys, progress=False)
-    except OutreachError as exc:
-        raise _retitled(exc, f"batch [{', '.join(key_refs)}]: {exc}") from exc
 
 
 @flow(name="sync-batch", flow_run_name="sync-batch-{mode}", persist_result=False, validate_parameters=True)
@@ -360,19 +259,26 @@ def sync_batch(
     for ref in refs:
         parse_key_ref(ref)
     logger.info("batch run in %s on %s", Path.cwd(), socket.gethostname())
-    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
-    destination = stages.warehouse(settings).label
-    started = time.monotonic()
-    report = cast("SyncReport", sync_workspaces_task(refs, mode, _quoted(settings)))
-    seconds = time.monotonic() - started
-    markdown = stages.sync_report_markdown(mode, list(report.workspaces), destination, seconds, report.events_loaded)
+    settings = settings_for(
+        duckdb_path=duckdb_path,
+        base_url=base_url,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        pipelines_dir=pipelines_dir,
+    )
+    destination = warehouse_target(settings).label
+    report = cast("SyncReport", sync_task(refs, mode, _quoted(settings)))
+    markdown = stages.sync_report_markdown(
+        mode, list(report.workspaces), destination, report.seconds, report.events_loaded
+    )
     publish_report_task(markdown, None, f"{mode} sync of a batch of {len(refs)} workspace(s)")
-    logger.info("batch of %d workspace(s) loaded in %.1f s", len(refs), seconds)
+    logger.info("batch of %d workspace(s) loaded in %.1f s", len(refs), report.seconds)
     return len(report.workspaces)
 
 
 def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> list[WorkspaceResult]:
     """One ``sync_workspace`` subflow per workspace, in threads of this process."""
+    run.preload_libraries()  # concurrent first imports of pandas can fail
     with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
         futures = [
             pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params))
@@ -409,8 +315,9 @@ def sync_all(
     max_parallel: int = 4,
     batch_deployment: str | None = None,
     batch_size: int | None = None,
+    build_models: bool = True,
 ) -> list[WorkspaceResult]:
-    """Sync every workspace, then build the models once.
+    """Sync every workspace, then build the models once (unless ``build_models`` is off).
 
     In this process (one ``sync_workspace`` subflow each, ``max_parallel`` at a time), or, when this run is
     a deployment run on a work pool and ``batch_deployment`` (prefect.yaml: ``sync-batch/batch``) is
@@ -418,9 +325,9 @@ def sync_all(
     over ``max_parallel`` runs), which the pool's workers share; the models are built after all ended.
 
     ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default the
-    warehouse's own spool, ``data/outreach_spool``, if it exists) holds webhook events, loaded first.
-    A workspace that fails does not stop the others; their data stays loaded and the models are built from it, and
-    then this flow fails naming each failed workspace and its reason.
+    warehouse's own spool, ``data/outreach_spool``, if it exists) holds webhook events, loaded by the sync
+    before the API is read. A workspace that fails does not stop the others; their data stays loaded and the
+    models are built from it, and then this flow fails naming each failed workspace and its reason.
     """
     logger = get_run_logger()
     refs = list(key_refs) if key_refs else configured_key_refs()
@@ -431,39 +338,30 @@ def sync_all(
         )
     for ref in refs:
         parse_key_ref(ref)
-    settings = _settings(duckdb_path, base_url, rate_limit_per_minute, reply_body_cap, pipelines_dir)
-    target = stages.warehouse(settings)
-    destination = target.label
-    params: dict[str, Any] = dict(
-        mode=mode,
-        duckdb_path=str(target.duckdb_path) if target.is_duckdb else None,
+    given = dict(
+        duckdb_path=duckdb_path,
         base_url=base_url,
         rate_limit_per_minute=rate_limit_per_minute,
         reply_body_cap=reply_body_cap,
         pipelines_dir=pipelines_dir,
     )
+    settings = settings_for(**given, spool_dir=spool_dir)
+    target = warehouse_target(settings)
     clock = StageClock()
-    spool = stages.spool_path(spool_dir)
-    events_loaded = 0
     deployment_name = batches.hand_out_to(batch_deployment)
-    if deployment_name is None:
-        _warm_imports()
     with exclusive_sync_run():
-        if spool:
-            with clock.stage("load spool"):
-                events_loaded = load_spool_task(spool, _quoted(settings))
         if deployment_name is not None:
             # each worker resolves its own settings: pass only what this run was given, not this machine's paths
-            handed = {**params, "duckdb_path": duckdb_path}
             with clock.stage("workspaces (batch runs)"):
-                results = _handed_out(deployment_name, refs, handed, batch_size, max_parallel)
+                results = _handed_out(deployment_name, refs, {"mode": mode, **given}, batch_size, max_parallel)
         else:
+            local = {**given, "duckdb_path": str(target.duckdb_path) if target.is_duckdb else None}
             with clock.stage("workspaces (concurrent)"):
-                results = _in_process(refs, params, max_parallel)
+                results = _in_process(refs, {"mode": mode, **local, "spool_dir": spool_dir}, max_parallel)
         build_report, build_error, dashboard = None, "", ""
-        if any(r.ok for r in results):
+        if build_models and any(r.ok for r in results):
             try:
-                build_report, dashboard = _models_stages(settings, clock)
+                build_report, dashboard = models_stages(settings, clock)
             except Exception as exc:  # noqa: BLE001 - reported in the artifact, then re-raised below
                 build_error = str(exc) or type(exc).__name__
     markdown = render_run_markdown(
@@ -471,9 +369,7 @@ def sync_all(
         mode=mode,
         workspaces=results,
         run_stages=clock.seconds,
-        sync_markdown=sync_markdown(
-            mode, results, destination, clock.seconds.get("workspaces (concurrent)", 0.0), events_loaded
-        ),
+        sync_markdown=sync_markdown(mode, results, target.label, clock.seconds.get("workspaces (concurrent)", 0.0)),
         build_report=build_report,
         build_error=build_error,
         dashboard=dashboard,

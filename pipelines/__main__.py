@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from pipelines.run import run_sync
 
-    try:
+    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.run.sync`
         report = run_sync(
             mode=args.mode,
             api_keys=args.api_key,

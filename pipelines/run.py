@@ -1,7 +1,7 @@
-"""Run: one sync of every configured workspace, the way `outreach sync`, ``python -m pipelines`` and the
-Prefect flows all do it.
+"""Run: one sync of every configured workspace, the way `outreach sync`, ``python -m pipelines``, the demo and
+the Prefect flows all do it (`sync`, which takes the settings the edge resolved once).
 
-1. resolve the settings once (`pipelines.config`), name the warehouse (`pipelines.destination`);
+1. the edge resolves the settings once (`pipelines.config`); `sync` names the warehouse (`pipelines.destination`);
 2. take the warehouse lock for the run (`pipelines.lock`: a second sync waits, saying for whom, then
    fails in one line), check the warehouse can be written, load the webhook spool;
 3. check every key (GET /account) before anything else is spent;
@@ -43,7 +43,6 @@ BATCHES_IN_FLIGHT = 2  # one batch extracts while the previous one loads
 Notify = Callable[[str], None]
 
 
-@stop_on_signals()
 def run_sync(
     *,
     mode: str = "quick",
@@ -65,27 +64,27 @@ def run_sync(
     notify: Notify | None = None,
     reset_state: bool = False,
 ) -> SyncReport:
-    """Sync every workspace (one API key each) into one dataset. Arguments left None come from dlt config
+    """The edge of :func:`sync` for commands, scripts and tests: arguments left None come from dlt config
     (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
-    the warehouse's pipelines first (the data stays) and read everything again (a full sync)."""
-    mode = "full" if reset_state else mode
-    if mode not in S.MODES:
-        raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
-    from pipelines.diagnose import preflight_given
+    the warehouse's pipelines first (the data stays) and read everything again (a full sync).
 
-    if duckdb_path is None or lock.current_holder(duckdb_path) is None:
-        # a given warehouse path, checked before any request, without dlt; a file another sync holds is
-        # not a problem but a wait: the lock below says for whom, and the check runs once it is ours
-        preflight_given(duckdb_path)
+    A given warehouse path and given keys (with a URL) are checked before the settings are resolved: that
+    imports dlt, seconds on a busy machine, and a bad key or path should fail at once.
+    """
     given = [k.strip() for k in (api_keys or []) if k and k.strip()]
     checked: list[Workspace | OutreachError] | None = None
-    if given and base_url and settings is None:
-        # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
-        pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
-        checked = check_keys(
-            given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
-        )
-        _raise_if_none_found(checked)
+    if settings is None:
+        from pipelines.diagnose import preflight_given
+
+        if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
+            preflight_given(duckdb_path)
+        if given and base_url:
+            # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
+            pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
+            checked = check_keys(
+                given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
+            )
+            _raise_if_none_found(checked)
     cfg = settings or resolve_settings(
         base_url=base_url,
         duckdb_path=duckdb_path,
@@ -100,10 +99,56 @@ def run_sync(
         pipelines_dir=pipelines_dir,
         lock_timeout_s=lock_timeout_s,
     )
+    return sync(
+        cfg, mode=mode, api_keys=given, progress=progress, notify=notify, checked=checked, reset_state=reset_state
+    )
+
+
+@stop_on_signals()
+def sync(
+    settings: OutreachSettings,
+    *,
+    mode: str = "quick",
+    api_keys: Sequence[str] | None = None,
+    progress: bool = False,
+    notify: Notify | None = None,
+    checked: Sequence[Workspace | OutreachError] | None = None,
+    reset_state: bool = False,
+) -> SyncReport:
+    """The one sync: `outreach sync`, ``python -m pipelines``, the demo and every Prefect flow run it.
+
+    Every guard is here, applied once: the warehouse preflight, the warehouse lock, the key check and the
+    demo-warehouse guard. `api_keys` default to the configured ones; `checked` holds their ``GET /account``
+    answers, in key order, when the caller's edge checked them already. A workspace that fails does not stop
+    the others; the first error is raised once all have finished. `reset_state`: forget the dlt state of the
+    warehouse's pipelines first (the data stays) and read everything again (a full sync). SIGINT and SIGTERM
+    stop it at a load boundary (`pipelines.signals`).
+    """
+    mode = "full" if reset_state else mode
+    if mode not in S.MODES:
+        raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(S.MODES)}")
+    from pipelines.diagnose import preflight_given
+
+    cfg = settings
+    warehouse = warehouse_target(cfg)
+    if warehouse.duckdb_path is not None and lock.current_holder(warehouse.duckdb_path) is None:
+        # checked before any request; a file another sync holds is not a problem but a wait: the lock
+        # below says for whom, and the check runs again once it is ours
+        preflight_given(warehouse.duckdb_path)
+    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
     keys = given or cfg.api_key_list()
     require_api(cfg, keys)
-    warehouse = warehouse_target(cfg)
     deadline = Deadline(cfg.sync_timeout_s)
+    if checked is None and given:
+        # keys given: a bad key fails before the warehouse is created or waited for
+        checked = check_keys(
+            given,
+            str(cfg.base_url),
+            timeout=cfg.request_timeout,
+            workers=cfg.workers,
+            rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+        )
+        _raise_if_none_found(checked)
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
@@ -121,7 +166,7 @@ def run_sync(
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found = [r for r in checked if isinstance(r, Workspace)]
         demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
-        _preload_libraries()
+        preload_libraries()
         trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
         run_id = new_run_id()
         key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
@@ -360,7 +405,7 @@ def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) 
     )
 
 
-def _preload_libraries() -> None:
+def preload_libraries() -> None:
     """Import what dlt imports lazily, once, before worker threads race on it (pandas is not thread-safe
     to import concurrently: "partially initialized module" errors)."""
     import pandas  # noqa: F401

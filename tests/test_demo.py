@@ -5,6 +5,7 @@ stands in for the real service."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -118,6 +119,10 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
         "open mailbox_bounce_rate: mailbox",
     ):
         assert needle in out, f"{needle!r} missing from the demo output:\n{done.stdout[-3000:]}"
+    # progress per step, each with its time
+    steps = re.findall(r"^\[(\d+)/(\d+)\] .+ \.\.\.\n(?:  .*\n)*?  done in \d+\.\d s$", done.stdout, flags=re.M)
+    assert len(steps) >= 4 and [int(n) for n, _ in steps] == list(range(1, len(steps) + 1)), done.stdout[-3000:]
+    assert all(int(total) == len(steps) for _, total in steps), done.stdout[-3000:]
     leaked = [line for line in (done.stdout + done.stderr).splitlines() if "leaked" in line]
     assert not leaked, f"nanobind leak lines after the demo: {leaked[:3]}"
     bi = demo_run.warehouse.with_name("outreach_bi.duckdb")

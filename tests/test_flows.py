@@ -4,7 +4,6 @@ test server (one per session: the ``prefect_harness`` fixture of conftest.py).""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -14,6 +13,8 @@ import duckdb
 import httpx
 import pytest
 
+import pipelines.load
+import pipelines.run
 from flows import stages
 
 FAST_PACE = 100_000  # requests a minute: the sandboxes here run with the limit off
@@ -120,20 +121,20 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     # Record every load's interval; a short sleep inside widens any overlap a broken lock allows.
     intervals: list[tuple[float, float, str]] = []
     builds: list[float] = []
-    real_load, real_build = stages.load, stages.build_models
+    real_load, real_build = pipelines.load.load_batch, stages.build_models
 
     def recording_load(extracted: Any) -> Any:
         start = time.monotonic()
         time.sleep(0.3)
         result = real_load(extracted)
-        intervals.append((start, time.monotonic(), threading.current_thread().name))
+        intervals.append((start, time.monotonic(), ",".join(p.workspace_id for p in extracted.batch.plans)))
         return result
 
     def recording_build(path: str) -> Any:
         builds.append(time.monotonic())
         return real_build(path)
 
-    monkeypatch.setattr(stages, "load", recording_load)
+    monkeypatch.setattr(pipelines.load, "load_batch", recording_load)
     monkeypatch.setattr(stages, "build_models", recording_build)
 
     warehouse = tmp_path / "w.duckdb"
@@ -148,9 +149,9 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     )
     assert [r.ok for r in results] == [True, True]
 
-    # Two loads, in different threads, never overlapping; models built once, after both loads.
+    # Two loads, one per workspace (one subflow each), never overlapping; models built once, after both loads.
     intervals.sort()
-    assert len(intervals) == 2 and intervals[0][2] != intervals[1][2]
+    assert sorted(i[2] for i in intervals) == sorted([first["workspace_id"], second["workspace_id"]])
     assert intervals[0][1] <= intervals[1][0], f"loads overlapped: {intervals}"
     assert len(builds) == 1 and builds[0] >= intervals[1][1]
 
@@ -234,9 +235,9 @@ def test_bad_key_fails_its_subflow_at_once_while_the_other_workspace_loads(
     # Retries would add 2 + 10 + 30 s; under load a first attempt still ends well inside 10 s.
     assert (bad.end_time - bad.start_time).total_seconds() < 10, "the bad key was not failed at once"
     assert "Prefect Secret block 'flows-test-bad'" in (bad.state.message or "")
-    extracts = [t for t in gathered["task_runs"] if t.flow_run_id == bad.id and t.name.startswith("extract")]
-    assert len(extracts) == 1 and extracts[0].run_count == 1, "a bad key must not be retried"
-    assert extracts[0].state_type.value == "FAILED"
+    syncs = [t for t in gathered["task_runs"] if t.flow_run_id == bad.id and t.name.startswith("sync")]
+    assert len(syncs) == 1 and syncs[0].run_count == 1, "a bad key must not be retried"
+    assert syncs[0].state_type.value == "FAILED"
 
     # The good workspace's data stays, and the models were built from it.
     with duckdb.connect(str(warehouse), read_only=True) as con:
@@ -254,16 +255,16 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
     key = _read_keys(sandbox)[1]
     monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", key["key"])
-    # The first extract attempt meets a network error: the task retries it (a retry helps there).
-    real_extract, calls = stages.extract, []
+    # The first sync attempt meets a network error: the task retries it (a retry helps there).
+    real_sync, calls = pipelines.run.sync, []
 
-    def flaky_extract(*args: Any, **kwargs: Any) -> Any:
+    def flaky_sync(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         if len(calls) == 1:
             raise httpx.ConnectError("connection reset by peer (injected)")
-        return real_extract(*args, **kwargs)
+        return real_sync(*args, **kwargs)
 
-    monkeypatch.setattr(stages, "extract", flaky_extract)
+    monkeypatch.setattr(pipelines.run, "sync", flaky_sync)
     warehouse = tmp_path / "w.duckdb"
     result, run_id = _run_flow(
         sync_workspace,
@@ -277,16 +278,9 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
     assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI", "dashboard"}
     gathered = _gather(run_id)
     names = {t.name.rsplit("-", 1)[0] for t in gathered["task_runs"]}
-    assert {
-        "extract-normalize",
-        "load",
-        "build-models-and-data-tests",
-        "publish-bi",
-        "write-dashboard",
-        "publish-report",
-    } <= names
-    extracts = [t for t in gathered["task_runs"] if t.name.startswith("extract-normalize")]
-    assert len(calls) == 2 and len(extracts) == 1 and extracts[0].run_count == 2
+    assert {"sync", "build-models-and-data-tests", "publish-bi", "write-dashboard", "publish-report"} <= names
+    syncs = [t for t in gathered["task_runs"] if t.name.rsplit("-", 1)[0] == "sync"]
+    assert len(calls) == 2 and len(syncs) == 1 and syncs[0].run_count == 2
     with duckdb.connect(str(stages.bi_path_for(warehouse)), read_only=True) as con:
         assert con.execute("select workspace_id from reporting.workspace_overview").fetchall() == [
             (key["workspace_id"],)

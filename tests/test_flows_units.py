@@ -347,7 +347,7 @@ def _wrapped_terminal() -> BaseException:
 def test_retry_condition(exc: BaseException, retry: bool) -> None:
     from prefect.states import Failed
 
-    from flows.sync_flow import retry_unless_permanent
+    from flows.retry import retry_unless_permanent
 
     assert retry_unless_permanent(None, None, Failed(data=exc)) is retry  # type: ignore[arg-type]
 

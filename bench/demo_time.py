@@ -1,0 +1,150 @@
+"""How long `outreach demo` takes as a new user runs it, and the same sandbox synced by `outreach sync`.
+
+Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli]
+
+Each run is `outreach demo --scale SCALE` in a fresh directory, with none of the user's Prefect or outreach
+settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run of a session
+is the cold one (nothing of the demo's cached yet); later runs are warm. `--tree DIR` runs another checkout's
+code (e.g. `git worktree add /tmp/before HEAD~1`) with this interpreter, for a before/after in one session.
+Unless `--no-cli`, it then syncs a sandbox of the same scale and rate limit with `outreach sync --mode full`
+and `--mode quick` after a simulated day, the reference the demo's flow runs are compared with.
+Every figure is printed with the date and the load average (the machine may be shared), one JSON line last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+OUTREACH = str(Path(sys.executable).with_name("outreach"))
+DEMO_RATE_LIMIT = 6000  # flows/demo.py's figure, sandbox and client alike
+DAY_S = 86_400
+SYNC_LINE = re.compile(r"(full|quick) sync done in ([\d.]+) s\b.*?(\d+) requests")
+STEP_LINE = re.compile(r"^\[(\d+)/\d+\] (.*?) \.\.\.$")
+DONE_LINE = re.compile(r"^\s+done in ([\d.]+) s$")
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def user_env(tree: Path | None) -> dict[str, str]:
+    """A new user's shell: none of the Prefect or outreach settings; `tree` first on the import path."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SOURCES__", "DESTINATION__"))}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def parse_demo(stdout: str) -> dict[str, Any]:
+    """The syncs' seconds and requests, and each step's seconds, from the demo's output."""
+    syncs = {
+        m.group(1): {"seconds": float(m.group(2)), "requests": int(m.group(3))} for m in SYNC_LINE.finditer(stdout)
+    }
+    steps: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        started = STEP_LINE.match(line)
+        if started:
+            steps.append({"step": started.group(2)})
+        done = DONE_LINE.match(line)
+        if done and steps:
+            steps[-1]["seconds"] = float(done.group(1))
+    return {"syncs": syncs, "steps": steps}
+
+
+def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
+    """One `outreach demo` in a fresh directory: wall seconds, load average before and after, parsed figures."""
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as cwd:
+        before = load_average()
+        started = time.perf_counter()
+        done = subprocess.run(
+            [OUTREACH, "demo", "--scale", scale],
+            cwd=cwd,
+            env=user_env(tree),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
+        )
+        seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"outreach demo failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    leaked = "leaked" in done.stdout + done.stderr
+    figures = parse_demo(done.stdout)
+    return {"run": label, "seconds": round(seconds, 1), "loadavg_before": before, "loadavg_after": load_average(),
+            "leaked_warnings": leaked, **figures}  # fmt: skip
+
+
+def run_cli(scale: str, tree: Path | None) -> dict[str, Any]:
+    """`outreach sync` full, then quick after a simulated day, against a sandbox like the demo's."""
+    from sandbox.server import SandboxProcess
+
+    out: dict[str, Any] = {"loadavg_before": load_average()}
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-demo-cli-") as cwd,
+        SandboxProcess(scale=scale, rate_limit=DEMO_RATE_LIMIT) as sandbox,
+    ):
+        keys = sorted({k["workspace_id"]: k["key"] for k in sandbox.keys() if k["level"] == "read"}.items())
+        env = {
+            **user_env(tree),
+            "SOURCES__OUTREACH__BASE_URL": sandbox.base_url,
+            "SOURCES__OUTREACH__API_KEYS": ",".join(key for _, key in keys),
+            "SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE": str(DEMO_RATE_LIMIT),
+            "SOURCES__OUTREACH__PIPELINES_DIR": str(Path(cwd) / "dlt"),
+        }
+        for mode in ("full", "quick"):
+            if mode == "quick":
+                sandbox.advance(DAY_S)
+            sandbox.reset_metrics()
+            started = time.perf_counter()
+            subprocess.run(
+                [OUTREACH, "sync", "--mode", mode, "--no-progress"], cwd=cwd, env=env, check=True,
+                capture_output=True, timeout=600,
+            )  # fmt: skip
+            out[mode] = {"seconds": round(time.perf_counter() - started, 1), "requests": sandbox.metrics()["requests"]}
+    out["loadavg_after"] = load_average()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.demo_time", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=2, help="demo runs; the first is the cold one")
+    parser.add_argument("--scale", default="small")
+    parser.add_argument("--tree", type=Path, default=None, help="run this checkout's code instead")
+    parser.add_argument("--no-cli", action="store_true", help="skip the `outreach sync` reference")
+    args = parser.parse_args(argv)
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"# outreach demo --scale {args.scale}, {date}, code: {args.tree or 'this checkout'}", flush=True)
+    record: dict[str, Any] = {"bench": "demo_time", "date": date, "scale": args.scale, "tree": str(args.tree or "")}
+    record["demo"] = []
+    for index in range(args.runs):
+        label = "first (cold)" if index == 0 else f"warm #{index}"
+        got = run_demo(args.scale, args.tree, label)
+        record["demo"].append(got)
+        syncs = ", ".join(f"{m} sync {s['seconds']} s ({s['requests']} requests)" for m, s in got["syncs"].items())
+        print(f"demo {label}: {got['seconds']} s wall; {syncs}; load average {got['loadavg_before']} before, "
+              f"{got['loadavg_after']} after", flush=True)  # fmt: skip
+        for item in got["steps"]:
+            print(f"  {item['step']}: {item.get('seconds', '?')} s", flush=True)
+    if not args.no_cli:
+        cli = run_cli(args.scale, args.tree)
+        record["cli"] = cli
+        print(f"outreach sync, same sandbox: full {cli['full']['seconds']} s ({cli['full']['requests']} requests), "
+              f"quick {cli['quick']['seconds']} s ({cli['quick']['requests']} requests), process start included; "
+              f"load average {cli['loadavg_before']} before, {cli['loadavg_after']} after", flush=True)  # fmt: skip
+    print(json.dumps(record))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
