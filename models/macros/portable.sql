@@ -37,6 +37,14 @@
     else {{ round_to('100.0 * cast(' ~ numerator ~ ' as ' ~ type_double() ~ ') / cast(' ~ denominator ~ ' as ' ~ type_double() ~ ')', 2) }} end
 {%- endmacro %}
 
+{#- A fraction from 0 to 1 (the unit of every `*_rate` column), rounded to 6 decimals; null (not an error) when
+    the denominator is 0 or null. Six decimals keep any rate within 0.000001 of numerator / denominator, well
+    inside the 4 decimals to which the primary rates must equal the service's percentages / 100. -#}
+{% macro ratio(numerator, denominator) -%}
+    case when coalesce({{ denominator }}, 0) = 0 then null
+    else {{ round_to('cast(' ~ numerator ~ ' as ' ~ type_double() ~ ') / cast(' ~ denominator ~ ' as ' ~ type_double() ~ ')', 6) }} end
+{%- endmacro %}
+
 {#- round(x, n) on a double, giving a double (PostgreSQL rounds only numeric). -#}
 {% macro round_to(expression, digits) %}{{ return(adapter.dispatch('round_to', 'outreach')(expression, digits)) }}{% endmacro %}
 {% macro default__round_to(expression, digits) -%}
