@@ -26,15 +26,18 @@ SCHEMA = "reporting_inputs"
 TABLE = "variant_tests"
 RAW = "outreach"
 
-_VARIANTS = f"""
+_VARIANTS = """
     select campaign_id, "index" as variant_index, coalesce(sent, 0) as count_sent, coalesce(replied, 0) as count_replied
-    from {RAW}.campaign_variants where deleted_at is null
+    from {raw}.campaign_variants where deleted_at is null
 """
-_TOTALS = f"""
+_TOTALS = """
     select campaign_id, coalesce(totals__sent, 0) as count_sent,
         coalesce(totals__recipients, 0) - coalesce(totals__pending, 0) as count_contacted
-    from {RAW}.campaign_stats where deleted_at is null
+    from {raw}.campaign_stats where deleted_at is null
 """
+#: DuckDB names a file's catalog after its stem: data/outreach.duckdb's catalog `outreach` clashes with the
+#: raw schema, so the file is attached under this alias (as the dbt profile does)
+_ALIAS = "warehouse"
 _TYPES = {
     "campaign_id": "text",
     "variant_index": "bigint",
@@ -50,7 +53,7 @@ _TYPES = {
     "test_state": "text",
     "recipients_needed": "bigint",
 }
-_DDL = f"create table {SCHEMA}.{TABLE} ({', '.join(f'{c} {_TYPES[c]}' for c in COLUMNS)})"
+_COLUMNS_DDL = ", ".join(f"{c} {_TYPES[c]}" for c in COLUMNS)
 
 
 def write_variant_tests(target: WarehouseTarget) -> int:
@@ -72,17 +75,22 @@ def _compute(variants: pd.DataFrame, totals: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_duckdb(path: Path) -> int:
-    con = duckdb.connect(str(path))
+    con = duckdb.connect()
     try:
-        tables = {r[0] for r in con.execute("select table_name from duckdb_tables() where schema_name = ?", [RAW]).fetchall()}
-        variants, totals = _inputs(tables, lambda sql: con.execute(sql).df())
-        tests = _compute(variants, totals)
+        con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as {_ALIAS}")
+        tables = {
+            r[0]
+            for r in con.execute(
+                "select table_name from duckdb_tables() where database_name = ? and schema_name = ?", [_ALIAS, RAW]
+            ).fetchall()
+        }
+        tests = _compute(*_inputs(tables, lambda sql: con.execute(sql.format(raw=f"{_ALIAS}.{RAW}")).df()))
         con.execute("begin")
-        con.execute(f"create schema if not exists {SCHEMA}")
-        con.execute(f"drop table if exists {SCHEMA}.{TABLE}")
-        con.execute(_DDL)
+        con.execute(f"create schema if not exists {_ALIAS}.{SCHEMA}")
+        con.execute(f"drop table if exists {_ALIAS}.{SCHEMA}.{TABLE}")
+        con.execute(f"create table {_ALIAS}.{SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
         con.register("tests_frame", tests)
-        con.execute(f"insert into {SCHEMA}.{TABLE} select {', '.join(COLUMNS)} from tests_frame")
+        con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(COLUMNS)} from tests_frame")
         con.execute("commit")
         return len(tests)
     finally:
@@ -105,13 +113,13 @@ def _write_postgres(pg: PostgresTarget) -> int:
             tables = {r[0] for r in cur.fetchall()}
 
             def read(sql: str) -> pd.DataFrame:
-                cur.execute(sql)
+                cur.execute(sql.format(raw=RAW))
                 return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description or []])
 
             tests = _compute(*_inputs(tables, read))
             cur.execute(f"create schema if not exists {SCHEMA}")
             cur.execute(f"drop table if exists {SCHEMA}.{TABLE}")
-            cur.execute(_DDL)
+            cur.execute(f"create table {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
             values = [tuple(_plain(v) for v in row) for row in tests[COLUMNS].itertuples(index=False)]
             if values:
                 execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(COLUMNS)}) values %s", values)

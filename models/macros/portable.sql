@@ -38,10 +38,10 @@
 {%- endmacro %}
 
 {#- A fraction from 0 to 1 (the unit of every `*_rate` column), rounded to 6 decimals; null (not an error) when
-    the denominator is 0 or null. Six decimals keep any rate within 0.000001 of numerator / denominator, well
+    the denominator is 0 or null, or `when_empty` (the primary rates give 0 there, as the service does). Six decimals keep any rate within 0.000001 of numerator / denominator, well
     inside the 4 decimals to which the primary rates must equal the service's percentages / 100. -#}
-{% macro ratio(numerator, denominator) -%}
-    case when coalesce({{ denominator }}, 0) = 0 then null
+{% macro ratio(numerator, denominator, when_empty='null') -%}
+    case when coalesce({{ denominator }}, 0) = 0 then {{ when_empty }}
     else {{ round_to('cast(' ~ numerator ~ ' as ' ~ type_double() ~ ') / cast(' ~ denominator ~ ' as ' ~ type_double() ~ ')', 6) }} end
 {%- endmacro %}
 
@@ -165,4 +165,9 @@
 {#- The domain of an email address (the text after its '@'), lower case; null without one. -#}
 {% macro email_domain(address) -%}
     nullif({{ dbt.split_part(address, "'@'", 2) }}, '')
+{%- endmacro %}
+
+{#- The address's domain is one of the var free_mail_domains (case-insensitive, blanks ignored). -#}
+{% macro free_mail(domain) -%}
+    (lower(trim({{ domain }})) in ('{{ var("free_mail_domains", []) | map("lower") | map("trim") | join("', '") }}'))
 {%- endmacro %}

@@ -154,6 +154,21 @@ timed as (
             event_facts.first_event_at,
             history_facts.first_sending_status_at
         ) as first_sent_at,
+        -- only a send in the daily history is a send observed; the others only show it happened by then
+        case
+            when send_facts.first_send_date is not null
+                and {{ utc_midnight('send_facts.first_send_date') }} <= coalesce(
+                    least(
+                        recipient_facts.first_recipient_activity_at,
+                        reply_facts.first_reply_at,
+                        event_facts.first_event_at,
+                        history_facts.first_sending_status_at
+                    ),
+                    {{ utc_midnight('send_facts.first_send_date') }}
+                )
+                then true
+            else false
+        end as is_first_send_observed,
         reply_facts.first_reply_at,
         reply_facts.last_reply_at
     from totals
@@ -193,15 +208,15 @@ final as (
         timed.auto_reply_count,
         timed.unclassified_reply_count,
         -- the service's rates (GET /campaigns/{id}/stats, rates.* / 100): recipients over contacted recipients
-        {{ ratio('timed.count_opened', 'timed.count_contacted') }} as open_rate,
-        {{ ratio('timed.count_clicked', 'timed.count_contacted') }} as click_rate,
-        {{ ratio('timed.count_replied', 'timed.count_contacted') }} as reply_rate,
-        {{ ratio('timed.count_bounced', 'timed.count_contacted') }} as bounce_rate,
-        {{ ratio('timed.count_unsubscribed', 'timed.count_contacted') }} as unsubscribe_rate,
-        {{ ratio('timed.count_contacted', 'timed.count_recipients') }} as progress_rate,
+        {{ ratio('timed.count_opened', 'timed.count_contacted', '0') }} as open_rate,
+        {{ ratio('timed.count_clicked', 'timed.count_contacted', '0') }} as click_rate,
+        {{ ratio('timed.count_replied', 'timed.count_contacted', '0') }} as reply_rate,
+        {{ ratio('timed.count_bounced', 'timed.count_contacted', '0') }} as bounce_rate,
+        {{ ratio('timed.count_unsubscribed', 'timed.count_contacted', '0') }} as unsubscribe_rate,
+        {{ ratio('timed.count_contacted', 'timed.count_recipients', '0') }} as progress_rate,
         -- subsets of the replied recipients, over the same denominator
-        {{ ratio('timed.count_human_replied', 'timed.count_contacted') }} as human_reply_rate,
-        {{ ratio('timed.count_positive_replies', 'timed.count_contacted') }} as positive_reply_rate,
+        {{ ratio('timed.count_human_replied', 'timed.count_contacted', '0') }} as human_reply_rate,
+        {{ ratio('timed.count_positive_replies', 'timed.count_contacted', '0') }} as positive_reply_rate,
         -- message rates, and the per-message reply rate some other tools report
         {{ ratio('timed.count_delivered', 'timed.count_sent') }} as delivery_rate,
         {{ ratio('timed.count_replied', 'timed.count_delivered') }} as reply_rate_per_delivered_message,
@@ -217,8 +232,11 @@ final as (
         timed.first_sent_at,
         timed.first_reply_at,
         timed.last_reply_at,
-        {{ round_to(hours_between('timed.first_sent_at', 'timed.first_reply_at'), 2) }} as hours_to_first_reply,
-        {{ round_to(hours_between('timed.first_sent_at', 'timed.last_reply_at'), 2) }} as hours_to_last_reply
+        timed.is_first_send_observed,
+        -- unknown (null), not 0, when the first send itself was not observed
+        case when timed.is_first_send_observed then
+            {{ round_to(hours_between('timed.first_sent_at', 'timed.first_reply_at'), 2) }}
+        end as hours_to_first_reply
     from timed
     left join workspaces on timed.workspace_id = workspaces.workspace_id
 )
