@@ -38,13 +38,16 @@ def _pct(num: pd.Series, den: pd.Series) -> pd.Series:
 
 
 def _ratio(num: pd.Series, den: pd.Series, when_empty: float = np.nan) -> pd.Series:
-    """A rate as the metric dictionary defines it: a fraction 0 to 1, 6 decimals; `when_empty` over 0."""
-    num = num.astype("float64")
-    den = den.astype("float64")
-    return (num / den.replace(0, np.nan)).round(6).fillna(when_empty)
+    """A rate as the metric dictionary defines it: a fraction 0 to 1, rounded as the service rounds (Python's
+    round of the percentage to 2 decimals, / 100); `when_empty` over 0."""
+    out = [
+        when_empty if not d or d != d else round(100.0 * float(n) / float(d), 2) / 100
+        for n, d in zip(num, den, strict=True)
+    ]
+    return pd.Series(out, index=num.index, dtype="float64")
 
 
-RATE_TOL = 1e-6
+RATE_TOL = 1e-12
 
 
 def _utc_date(series: pd.Series) -> pd.Series:

@@ -24,6 +24,10 @@ def _query() -> str:
         "select 'ratio13', {{ ratio('1', '3') }}",
         "select 'ratio_null', {{ ratio('1', 'cast(null as bigint)') }}",
         "select 'ratio23', {{ ratio('2', '3', '0') }}",
+        "select 'tie_even', {{ ratio('21', '160') }}",  # 13.125%: an exact tie, to even (13.12)
+        "select 'tie_odd', {{ ratio('1', '8') }}",  # 12.5%: exact
+        "select 'tie_up', {{ ratio('107', '800') }}",  # 13.375%: an exact tie, to even (13.38)
+        "select 'near', {{ ratio('6', '217') }}",  # 2.76498...%: 2.76, never 2.77 by rounding twice
     ]
     return "\nunion all\n".join(parts)
 
@@ -51,7 +55,16 @@ def test_pct_is_null_on_zero_denominator(values: dict[str, float | None]) -> Non
     assert values["pct13"] == pytest.approx(33.33)
 
 
-def test_ratio_is_a_fraction_with_six_decimals_on_both_engines(values: dict[str, float | None]) -> None:
-    assert values["ratio13"] == 0.333333 and values["ratio23"] == 0.666667
+def test_ratio_rounds_as_the_service_on_both_engines(values: dict[str, float | None]) -> None:
+    """The same double as the service's rates / 100 (sandbox/views.py: round(100 * part / whole, 2))."""
+    for kind, (part, whole) in {
+        "ratio13": (1, 3),
+        "ratio23": (2, 3),
+        "tie_even": (21, 160),
+        "tie_odd": (1, 8),
+        "tie_up": (107, 800),
+        "near": (6, 217),
+    }.items():
+        assert values[kind] == round(100.0 * part / whole, 2) / 100, kind
     assert values["ratio10"] is None and values["ratio_null"] is None
     assert values["ratio10_zero"] == 0.0  # the primary rates: 0 over nobody contacted, as the service says
