@@ -19,6 +19,8 @@ the state is "no winner yet" with the approximate recipients per arm still neede
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,79 +61,102 @@ def estimate_recipients(variant_sent: int, campaign_sent: int, contacted: int, r
     return max(round(variant_sent * contacted / campaign_sent), replied)
 
 
+@dataclass
+class Arm:
+    """One variant's row (COLUMNS)."""
+
+    campaign_id: str
+    variant_index: int
+    replied: int
+    estimated_recipients: int | None
+    reply_rate: float | None = None
+    reply_rate_ci_low: float | None = None
+    reply_rate_ci_high: float | None = None
+    compared_variant_index: int | None = None
+    z_score: float | None = None
+    p_value: float | None = None
+    adjusted_p_value: float | None = None
+    is_winner: bool = False
+    test_state: str = NO_WINNER_YET
+    recipients_needed: int | None = None
+
+    def row(self) -> dict[str, Any]:
+        return {column: getattr(self, column) for column in COLUMNS}
+
+
 def variant_tests(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFrame:
     """One row per variant (COLUMNS). `variants`: campaign_id, variant_index, count_sent, count_replied;
     `campaigns`: campaign_id, count_sent, count_contacted (the stats endpoint's totals)."""
-    totals = campaigns.set_index("campaign_id")
-    rows: list[dict[str, object]] = []
-    for campaign_id, arms in variants.sort_values(["campaign_id", "variant_index"]).groupby("campaign_id", sort=True):
-        total = totals.loc[campaign_id] if campaign_id in totals.index else None
-        rows.extend(_campaign(str(campaign_id), arms, total))
+    totals = {
+        str(cid): (int(sent), int(contacted))
+        for cid, sent, contacted in zip(
+            campaigns["campaign_id"], campaigns["count_sent"], campaigns["count_contacted"], strict=True
+        )
+    }
+    rows: list[dict[str, Any]] = []
+    ordered = variants.sort_values(["campaign_id", "variant_index"])
+    for campaign_id, arms in ordered.groupby("campaign_id", sort=True):
+        cid = str(campaign_id)
+        built = [
+            _arm(cid, int(index), int(sent), int(replied), totals.get(cid))
+            for index, sent, replied in zip(
+                arms["variant_index"], arms["count_sent"], arms["count_replied"], strict=True
+            )
+        ]
+        _test(built)
+        rows.extend(arm.row() for arm in built)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _campaign(campaign_id: str, arms: pd.DataFrame, total: pd.Series | None) -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
-    for arm in arms.itertuples(index=False):
-        n = (
-            None
-            if total is None
-            else estimate_recipients(
-                int(arm.count_sent), int(total["count_sent"]), int(total["count_contacted"]), int(arm.count_replied)
-            )
-        )
-        row: dict[str, object] = dict.fromkeys(COLUMNS)
-        row.update(campaign_id=campaign_id, variant_index=int(arm.variant_index), estimated_recipients=n)
-        row.update(is_winner=False, test_state=SINGLE_VARIANT if len(arms) < 2 else NO_WINNER_YET)
-        if n:
-            low, high = proportion_confint(int(arm.count_replied), n, alpha=ALPHA, method="wilson")
-            row.update(reply_rate=arm.count_replied / n, reply_rate_ci_low=float(low), reply_rate_ci_high=float(high))
-        out.append(row)
-    if len(out) < 2:
-        return out
-    if any(not r["estimated_recipients"] for r in out):
-        for r in out:
-            r["test_state"] = NO_DATA
-        return out
-    _compare(out, dict(zip(arms["variant_index"].astype(int), arms["count_replied"].astype(int), strict=True)))
-    return out
+def _arm(campaign_id: str, index: int, sent: int, replied: int, total: tuple[int, int] | None) -> Arm:
+    n = None if total is None else estimate_recipients(sent, total[0], total[1], replied)
+    arm = Arm(campaign_id, index, replied, n)
+    if n:
+        low, high = proportion_confint(replied, n, alpha=ALPHA, method="wilson")
+        arm.reply_rate, arm.reply_rate_ci_low, arm.reply_rate_ci_high = replied / n, float(low), float(high)
+    return arm
 
 
-def _compare(rows: list[dict[str, object]], replied: dict[int, int]) -> None:
-    """The leader against each other arm, Holm-adjusted; fills the rows in place."""
-    leader = max(rows, key=lambda r: (float(r["reply_rate"]), int(r["estimated_recipients"]), -int(r["variant_index"])))  # type: ignore[arg-type]
-    lead_index, lead_n = int(leader["variant_index"]), int(leader["estimated_recipients"])  # type: ignore[call-overload]
-    others = [r for r in rows if r is not leader]
+def _test(arms: list[Arm]) -> None:
+    """The leader against each other arm, Holm-adjusted; fills the arms in place."""
+    if len(arms) < 2:
+        for arm in arms:
+            arm.test_state = SINGLE_VARIANT
+        return
+    sized = [(arm, arm.estimated_recipients, arm.reply_rate) for arm in arms]
+    if any(not n or rate is None for _, n, rate in sized):
+        for arm in arms:
+            arm.test_state = NO_DATA
+        return
+    rate_of = {id(arm): float(rate or 0.0) for arm, _, rate in sized}
+    n_of = {id(arm): int(n or 0) for arm, n, _ in sized}
+    leader = max(arms, key=lambda a: (rate_of[id(a)], n_of[id(a)], -a.variant_index))
+    others = [arm for arm in arms if arm is not leader]
     raw: list[float] = []
     for other in others:
-        index, n = int(other["variant_index"]), int(other["estimated_recipients"])  # type: ignore[call-overload]
-        z, p = _ztest(replied[lead_index], lead_n, replied[index], n)
-        other.update(compared_variant_index=lead_index, z_score=-z if z is not None else None, p_value=p)
+        z, p = _ztest(leader.replied, n_of[id(leader)], other.replied, n_of[id(other)])
+        other.compared_variant_index, other.p_value = leader.variant_index, p
+        other.z_score = None if z is None else -z
         raw.append(1.0 if p is None else p)
     adjusted = [float(a) for a in multipletests(raw, alpha=ALPHA, method="holm")[1]]
     for other, adj in zip(others, adjusted, strict=True):
-        other["adjusted_p_value"] = adj if other["p_value"] is not None else None
+        other.adjusted_p_value = adj if other.p_value is not None else None
     # the leader's own row: its weakest comparison (the largest p), against that arm
-    weakest = max(range(len(others)), key=lambda i: (raw[i], adjusted[i]))
-    leader.update(
-        compared_variant_index=others[weakest]["variant_index"],
-        z_score=None if others[weakest]["z_score"] is None else -float(others[weakest]["z_score"]),  # type: ignore[arg-type]
-        p_value=others[weakest]["p_value"],
-        adjusted_p_value=others[weakest]["adjusted_p_value"],
-    )
-    smallest = min(int(r["estimated_recipients"]) for r in rows)  # type: ignore[call-overload]
-    significant = all(o["adjusted_p_value"] is not None and float(o["adjusted_p_value"]) < ALPHA for o in others)  # type: ignore[arg-type]
+    weakest = others[max(range(len(others)), key=lambda i: (raw[i], adjusted[i]))]
+    leader.compared_variant_index = weakest.variant_index
+    leader.z_score = None if weakest.z_score is None else -weakest.z_score
+    leader.p_value, leader.adjusted_p_value = weakest.p_value, weakest.adjusted_p_value
+    smallest = min(n_of.values())
+    significant = all(o.adjusted_p_value is not None and o.adjusted_p_value < ALPHA for o in others)
     if smallest >= MIN_RECIPIENTS and significant:
-        leader["is_winner"] = True
-        for r in rows:
-            r["test_state"] = WINNER
+        leader.is_winner = True
+        for arm in arms:
+            arm.test_state = WINNER
         return
-    runner_up = max(others, key=lambda r: float(r["reply_rate"]))  # type: ignore[arg-type]
-    needed = _recipients_needed(float(leader["reply_rate"]), float(runner_up["reply_rate"]), len(others))  # type: ignore[arg-type]
-    for r in rows:
-        r["recipients_needed"] = None if needed is None else max(needed, MIN_RECIPIENTS) - int(r["estimated_recipients"])  # type: ignore[call-overload]
-        if r["recipients_needed"] is not None and int(r["recipients_needed"]) < 0:  # type: ignore[call-overload]
-            r["recipients_needed"] = 0
+    runner_up = max(others, key=lambda a: rate_of[id(a)])
+    needed = _recipients_needed(rate_of[id(leader)], rate_of[id(runner_up)], len(others))
+    for arm in arms:
+        arm.recipients_needed = None if needed is None else max(max(needed, MIN_RECIPIENTS) - n_of[id(arm)], 0)
 
 
 def _ztest(x1: int, n1: int, x2: int, n2: int) -> tuple[float | None, float | None]:

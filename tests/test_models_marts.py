@@ -255,8 +255,12 @@ def expected_variants(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
             weakest = max(range(len(others)), key=lambda i: (raw[i], adjusted[i]))
             leader["p_value"] = others[weakest]["p_value"]
             leader["adjusted_p_value"] = others[weakest]["adjusted_p_value"]
-            leader["is_winner"] = min(estimates) >= 100 and all(a < 0.05 for a in adjusted) and all(  # type: ignore[type-var]
-                o["p_value"] == o["p_value"] for o in others
+            leader["is_winner"] = (
+                min(estimates) >= 100
+                and all(a < 0.05 for a in adjusted)
+                and all(  # type: ignore[type-var]
+                    o["p_value"] == o["p_value"] for o in others
+                )
             )
         rows.extend(recs)
     return pd.DataFrame(rows)
@@ -299,7 +303,10 @@ def check_marts(warehouse: Path) -> None:
     exp_v = expected_variants(f)
     fractions = ["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high", "p_value", "adjusted_p_value"]
     _compare(
-        mart["variant_performance"], exp_v.drop(columns=fractions), ["campaign_id", "variant_index"], "variant_performance"
+        mart["variant_performance"],
+        exp_v.drop(columns=fractions),
+        ["campaign_id", "variant_index"],
+        "variant_performance",
     )
     _compare(
         mart["variant_performance"],

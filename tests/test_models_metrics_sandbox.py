@@ -68,7 +68,10 @@ def _check_primary_rates(bi: Path, service: dict[str, dict[str, float]]) -> None
     con = duckdb.connect(str(bi), read_only=True)
     try:
         columns = ", ".join(f"{r}_rate" for r in PRIMARY)
-        mart = {row[0]: row[1:] for row in con.execute(f"select campaign_id, {columns} from reporting.campaign_performance").fetchall()}
+        mart = {
+            row[0]: row[1:]
+            for row in con.execute(f"select campaign_id, {columns} from reporting.campaign_performance").fetchall()
+        }
     finally:
         con.close()
     assert set(mart) == set(service) and len(service) >= 8
@@ -97,7 +100,9 @@ def _check_invariants(bi: Path) -> None:
         for table, columns in tables.items():
             for column, _, _ in columns:
                 if column.endswith("_rate") or "_rate_" in column or column in ("p_value", "adjusted_p_value"):
-                    low, high = con.execute(f'select min("{column}"), max("{column}") from reporting.{table}').fetchall()[0]
+                    low, high = con.execute(
+                        f'select min("{column}"), max("{column}") from reporting.{table}'
+                    ).fetchall()[0]
                     rates_checked += 1
                     assert low is None or (0 <= low and high <= 1), (table, column, low, high)
                 if column.startswith("hours_") or column.endswith("_hours_to_reply"):
@@ -129,7 +134,8 @@ def _check_invariants(bi: Path) -> None:
         assert weekly == 0
         ab = con.execute(
             """
-            select count(*) filter (where is_winner and min_arm < 100), count(*) filter (where adjusted_p_value < p_value),
+            select count(*) filter (where is_winner and min_arm < 100),
+                count(*) filter (where adjusted_p_value < p_value),
                 count(*) filter (where test_state = 'no winner yet' and count_variants_in_campaign > 1)
             from (select *, min(coalesce(estimated_recipients, 0)) over (partition by campaign_id) as min_arm
                   from reporting.variant_performance)
