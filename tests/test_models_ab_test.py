@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from scipy.stats import chi2_contingency
+from scipy.stats import binomtest, chi2_contingency
 
 from models.ab_test import MIN_RECIPIENTS, NO_WINNER_YET, SINGLE_VARIANT, WINNER, estimate_recipients, variant_tests
 
@@ -79,3 +79,11 @@ def test_a_single_variant_is_not_a_test() -> None:
     out = _run([(500, 50)])
     assert out.loc[0, "test_state"] == SINGLE_VARIANT and not bool(out.loc[0, "is_winner"])
     assert pd.isna(out.loc[0, "p_value"])
+
+
+@pytest.mark.parametrize(("replied", "recipients"), [(0, 10), (3, 10), (10, 10), (17, 250), (1, 1), (480, 1000)])
+def test_wilson_interval_equals_scipy(replied: int, recipients: int) -> None:
+    out = _run([(recipients, replied)])
+    expected = binomtest(replied, recipients).proportion_ci(confidence_level=0.95, method="wilson")
+    low, high = out.loc[0, "reply_rate_ci_low"], out.loc[0, "reply_rate_ci_high"]
+    assert (low, high) == pytest.approx((expected.low, expected.high), abs=1e-9)
