@@ -20,6 +20,7 @@ import pytest
 
 from models.build import build
 from models.settings import bi_path_for
+from models.summary import demo_summary
 from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(300)
@@ -157,6 +158,23 @@ def _check_invariants(bi: Path) -> None:
         con.close()
 
 
+def _check_demo_summary(bi: Path) -> None:
+    """The demo prints the dictionary's rates: over contacted recipients, reply >= human >= positive."""
+    con = duckdb.connect(str(bi), read_only=True)
+    try:
+        contacted, replied, human, positive = con.execute(
+            "select sum(count_contacted), sum(count_replied), sum(count_human_replied), sum(count_positive_replies) "
+            "from reporting.workspace_overview"
+        ).fetchall()[0]
+    finally:
+        con.close()
+    line = next(x for x in demo_summary(bi).splitlines() if x.startswith("Of contacted recipients:"))
+    rates = [round(100 * n / contacted, 2) for n in (replied, human, positive)]
+    assert rates == sorted(rates, reverse=True)
+    assert f"reply rate {rates[0]:.1f}%, human reply rate {rates[1]:.1f}%" in line, line
+    assert f"positive {rates[2]:.1f}%" in line, line
+
+
 def test_primary_rates_equal_the_services_and_invariants_hold(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
     sandbox = make_sandbox(scale="small", rate_limit=0)
     keys = _read_keys(sandbox)
@@ -167,6 +185,7 @@ def test_primary_rates_equal_the_services_and_invariants_hold(make_sandbox: Call
     assert build(warehouse).passed
     _check_primary_rates(bi, _service_rates(sandbox, keys))
     _check_invariants(bi)
+    _check_demo_summary(bi)
 
     sandbox.advance(86_400)  # a simulated day of sends, opens, replies
     _sync(sandbox, keys, warehouse, "quick", tmp_path)
