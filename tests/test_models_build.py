@@ -81,7 +81,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
 def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     path, out = built
     assert out.returncode == 0, out.stderr
-    assert "11 staging views, 17 mart tables built" in out.stdout
+    assert "12 staging views, 17 mart tables built" in out.stdout
     tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
     passed, total = tests_line.split()[2].split("/")
     assert passed == total and int(total) >= 80, tests_line
