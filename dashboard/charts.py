@@ -199,11 +199,8 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     )
     if rows.empty:
         return _empty(fig, "no A/B test here (one subject line per campaign)")
-    rate = rows["rate_pct"].fillna(0.0)
-    low = rows["ci_low"].fillna(0.0)
-    high = rows["ci_high"].fillna(0.0)
-    winner = rows["is_winner"].astype(bool)
-    small = rows["is_small"].astype(bool)
+    rate, low, high = (rows[c].fillna(0.0) for c in ("rate_pct", "ci_low", "ci_high"))
+    winner, small = rows["is_winner"].astype(bool), rows["is_small"].astype(bool)
     n = rows["estimated_recipients"].astype("Int64")
     customdata = list(
         zip(
@@ -231,8 +228,7 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
             },
             marker={"color": [GOLD if w else GREY if s else BLUE for w, s in zip(winner, small, strict=True)]},
             text=[
-                "★ winner" if w else f"n={v}" if s else ""
-                for w, s, v in zip(winner, small, n.astype(object).where(n.notna(), 0), strict=True)
+                "★ winner" if w else f"n={v}" if s else "" for w, s, v in zip(winner, small, n.fillna(0), strict=True)
             ],
             textposition="inside",
             customdata=customdata,
@@ -368,11 +364,8 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
         return _empty(fig, "no sends yet")
     table = grid.pivot(index="weekday", columns="hour", values="human_reply_rate").reindex(range(1, 8))
     sends = grid.pivot(index="weekday", columns="hour", values="sends").reindex(range(1, 8))
-    small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8))
-    z = [
-        [None if pd.isna(v) or bool(s) else float(v) for v, s in zip(row, flags, strict=True)]
-        for row, flags in zip(table.to_numpy(), small.to_numpy(), strict=True)
-    ]
+    small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8)).astype(bool)
+    z = [[None if pd.isna(v) else float(v) for v in row] for row in table.where(~small).to_numpy()]
     fig.add_trace(
         go.Heatmap(
             z=z,
@@ -387,16 +380,12 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
             name=rate_label,
         )
     )
-    grey = [[1.0 if bool(s) else None for s in flags] for flags in small.to_numpy()]
     fig.add_trace(
         go.Heatmap(
-            z=grey,
+            z=[[1.0 if flag else None for flag in row] for row in small.to_numpy()],
             x=list(range(24)),
             y=list(WEEKDAYS),
-            text=[
-                [f"n={int(n)}" if bool(s) else "" for n, s in zip(row, flags, strict=True)]
-                for row, flags in zip(sends.to_numpy(), small.to_numpy(), strict=True)
-            ],
+            text=("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
             texttemplate="%{text}",
             textfont={"size": 9, "color": DARK},
             colorscale=[[0, "#e4e8ec"], [1, "#e4e8ec"]],
