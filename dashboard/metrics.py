@@ -126,13 +126,16 @@ def daily_series(daily: pd.DataFrame) -> pd.DataFrame:
 def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFrame:
     """The variants of A/B campaigns (two or more subject lines) to draw; ``attrs['ab_campaigns']`` counts them.
 
-    A campaign without variants is never drawn. Several A/B campaigns in scope: the ``MAX_AB_CAMPAIGNS`` with
-    the most messages sent. Rates and their 95% intervals are the table's (per estimated recipient), in %.
+    A campaign without variants, or one that sent nothing yet, is never drawn. Several A/B campaigns in
+    scope: the ``MAX_AB_CAMPAIGNS`` with the most messages sent. Rates and their 95% intervals are the table's
+    (per estimated recipient), in %.
     """
     names = campaigns.set_index("campaign_id")["campaign_name"]
     ab = variants[variants["count_variants_in_campaign"] > 1]
-    ab_campaigns = int(ab["campaign_id"].nunique())
     sent = ab.groupby("campaign_id")["count_sent"].sum().sort_values(ascending=False, kind="stable")
+    sent = sent[sent > 0]  # an A/B campaign that sent nothing yet has no rates: no empty rows
+    ab = ab[ab["campaign_id"].isin(sent.index)]
+    ab_campaigns = int(ab["campaign_id"].nunique())
     chosen = ab[ab["campaign_id"].isin(sent.index[:MAX_AB_CAMPAIGNS])]
     order = {cid: i for i, cid in enumerate(sent.index)}
     chosen = chosen.assign(_order=chosen["campaign_id"].map(order)).sort_values(["_order", "variant_index"])

@@ -133,6 +133,8 @@ def test_small_samples_are_greyed_with_their_n_and_single_variants_not_drawn() -
     assert list(bar.text) == [f"n={MIN_SAMPLE - 1}", ""]
     assert bar.marker.color[0] != bar.marker.color[1]
     assert list(bar.x) == pytest.approx([100 * 3 / 19, 15.0])
+    unsent = variants[variants["campaign_id"] == "a"].assign(count_sent=0, count_replied=0)
+    assert variant_rows(unsent, campaigns).empty  # an A/B campaign that sent nothing draws no empty rows
     solo = variant_rows(variants[variants["campaign_id"] == "solo"], campaigns.iloc[1:])
     assert solo.empty and "no A/B test here" in variants_figure(solo).layout.annotations[0].text
     grid = send_time_grid(
