@@ -2,7 +2,7 @@
 
 dbt-postgres runs no Python models, so the statistics are computed here, in the same process as the build,
 on DuckDB and PostgreSQL alike: read the variants and the stats totals from the raw tables (rows the API
-still returns), compute, and replace `reporting_inputs.variant_tests`. The staging view `stg_variant_tests`
+still returns), compute, and replace the rows of `reporting_inputs.variant_tests`. The staging view `stg_variant_tests`
 reads it and the data tests check the invariants (a winner has 100+ recipients per arm, adjusted p >= raw p).
 A failure here stops the build before dbt runs, so the published tables stay as they were.
 """
@@ -87,8 +87,10 @@ def _write_duckdb(path: Path) -> int:
         tests = _compute(*_inputs(tables, lambda sql: con.execute(sql.format(raw=f"{_ALIAS}.{RAW}")).df()))
         con.execute("begin")
         con.execute(f"create schema if not exists {_ALIAS}.{SCHEMA}")
-        con.execute(f"drop table if exists {_ALIAS}.{SCHEMA}.{TABLE}")
-        con.execute(f"create table {_ALIAS}.{SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
+        # replace the rows, never the table: the staging view stg_variant_tests depends on it (PostgreSQL
+        # refuses to drop a table a view reads)
+        con.execute(f"create table if not exists {_ALIAS}.{SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
+        con.execute(f"delete from {_ALIAS}.{SCHEMA}.{TABLE}")
         con.register("tests_frame", tests)
         con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(COLUMNS)} from tests_frame")
         con.execute("commit")
@@ -118,8 +120,8 @@ def _write_postgres(pg: PostgresTarget) -> int:
 
             tests = _compute(*_inputs(tables, read))
             cur.execute(f"create schema if not exists {SCHEMA}")
-            cur.execute(f"drop table if exists {SCHEMA}.{TABLE}")
-            cur.execute(f"create table {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
+            cur.execute(f"create table if not exists {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
+            cur.execute(f"delete from {SCHEMA}.{TABLE}")
             values = [tuple(_plain(v) for v in row) for row in tests[COLUMNS].itertuples(index=False)]
             if values:
                 execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(COLUMNS)}) values %s", values)
