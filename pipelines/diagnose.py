@@ -74,13 +74,6 @@ def preflight_given(duckdb_path: str | Path | None) -> None:
             raise WarehouseError(problem)
 
 
-def preflight_configured(duckdb_path: str | Path | None = None) -> None:
-    """`preflight_warehouse` of the configured DuckDB warehouse (nothing to check for other destinations)."""
-    path = configured_path(duckdb_path)
-    if path is not None:
-        preflight_warehouse(path, str(_setting("duckdb_storage_version") or DEFAULT_STORAGE_VERSION))
-
-
 def preflight_warehouse(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> None:
     """Raise a one-line WarehouseError if the DuckDB warehouse cannot be written; log a storage-format note."""
     problem = warehouse_problem(duckdb_path)
@@ -294,18 +287,6 @@ def _setting(name: str) -> object:
         return dlt.config.get(f"sources.outreach.{name}")
     except Exception:  # noqa: BLE001 - a malformed config file: the sync's own resolution reports it
         return None
-
-
-def warehouse_path_of(pipeline: object) -> Path | None:
-    """The DuckDB file a dlt pipeline loads into (None for other destinations or if it cannot be told)."""
-    try:
-        if "duckdb" not in str(pipeline.destination.destination_type).lower():  # type: ignore[attr-defined]
-            return None
-        credentials = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
-        database = getattr(credentials, "database", None)
-    except Exception:  # noqa: BLE001 - only used to explain another error: never mask it
-        return None
-    return Path(database) if isinstance(database, str) and database else None
 
 
 def _existing_ancestor(path: Path) -> Path:

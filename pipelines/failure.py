@@ -28,8 +28,3 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
     from pipelines.diagnose import explain as diagnose_explain
 
     return diagnose_explain(exc, duckdb_path)
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return lines[0][:400] if lines else ""

@@ -364,7 +364,7 @@ class DriftCounts:
 
 class DriftGuard:
     """Coerces values of another JSON type where nothing is lost and counts type drift and enum values,
-    for every resource of a dlt source (`attach`), before dlt normalizes them.
+    for every resource of a dlt source, before dlt normalizes them.
 
     `column_types` maps table -> column -> dlt data type: the columns the warehouse already has (the
     pipeline's schema, `from_pipeline`) and the column hints of `pipelines.settings`. A column seen for
