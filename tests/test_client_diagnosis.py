@@ -183,7 +183,7 @@ def test_cli_sync_gives_one_line_within_5s_for_each_mistake(tmp_path: Any) -> No
 def test_connection_lost_after_first_contact_is_retried_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
     import pipelines.client as client_mod
 
-    monkeypatch.setattr(client_mod, "_wait", lambda state: 0.01)
+    monkeypatch.setattr(client_mod, "backoff_wait", lambda state: 0.01)
     port = free_port()
     with LoopbackServer(account_answer) as server:
         client = OutreachClient(KEY, server.url + "/api/v1", rate_limit_per_minute=0, max_attempts=4)
