@@ -19,13 +19,13 @@ from typing import Any, Protocol
 from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
 from pipelines.deadline import Deadline
+from pipelines.drift import DriftGuard
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
 from pipelines.quarantine import TABLE_ENDPOINTS, Rejection, protected_tables, rejection
 from pipelines.recipient_pages import PageGuide, StoredCampaign
 from pipelines.settings import PRIMARY_KEYS
-from pipelines.shaping import DriftGuard
 from pipelines.state import WorkspaceState
 
 log = logging.getLogger(__name__)

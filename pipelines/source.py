@@ -29,8 +29,9 @@ from pipelines.fanout import Emit, fan_out
 from pipelines.plan import interleave
 from pipelines.quarantine import TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
+from pipelines.recipients_arrow import recipients_table
 from pipelines.replies import replies
-from pipelines.shaping import recipients_table, stats_rows, with_workspace, workspace_row
+from pipelines.shaping import stats_rows, with_workspace, workspace_row
 from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
