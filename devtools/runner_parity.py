@@ -41,7 +41,7 @@ KEYS = {
     "followup_steps": ["campaign_id", "current_step"],
     "workspace_overview": ["workspace_id"],
     "lead_engagement": ["workspace_id", "lead_email"],
-    # marts of models issue 15 (dbt only: the runner never built them)
+    # the engagement marts (dbt only: the runner never built them)
     "lead_timeline": ["event_id"],
     "campaign_event_daily": ["campaign_id", "activity_date"],
     "campaign_weekly": ["campaign_id", "week_start"],

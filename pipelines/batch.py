@@ -157,7 +157,8 @@ class WorkspacePlan:
             self.progress.rows(table, n)
 
     def service_time(self) -> datetime:
-        """The service's clock (its latest HTTP Date), else this machine's (ROUND2-DECISIONS.md)."""
+        """The service's clock (its latest HTTP Date), else this machine's: history is on the service's clock,
+        so a sandbox's simulated time and a skewed machine clock agree with the API's timestamps."""
         reader = getattr(self.client, "server_time", None)
         seen = reader() if callable(reader) else None
         return seen if isinstance(seen, datetime) else datetime.now(UTC)

@@ -298,7 +298,7 @@ def _state_rows(batch: Batch) -> list[dict[str, Any]]:
 
 
 def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup | None:
-    """Reply bodies from lead.replied webhook events (pipelines.events, issue 6), if available."""
+    """Reply bodies from lead.replied webhook events (pipelines.events), if available."""
     try:
         from pipelines.events import bodies_from_events
     except ImportError:

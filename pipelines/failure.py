@@ -1,4 +1,4 @@
-"""One line for a failure: the real cause behind dlt's wrappers (issue 12 #2).
+"""One line for a failure: the real cause behind dlt's wrappers, which a user can act on.
 
 `explain` is the one place the engine turns an exception into the line a user reads; the work is
 `pipelines.diagnose.explain` (it also checks the warehouse file locally: lock holder, header, write

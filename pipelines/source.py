@@ -107,7 +107,7 @@ def workspaces(batch: Batch) -> DltResource:
 
 
 def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
-    """GET /account's versions (issue 15: credits history): scd2 partitioned by workspace_id, a new version
+    """GET /account's versions (the credits history): scd2 partitioned by workspace_id, a new version
     whenever the balance, plan, name or counts change. `workspaces` keeps the current row with the run's
     synced_at and observed_at, which would make every run a new version here."""
 

@@ -1,5 +1,5 @@
 """Wrong URL or key, broken paging, the service clock and wall-clock rate waits: the API client over real
-loopback HTTP (issue 12 items 5 and 8, round-2 clock decision, issue 11 progress noise)."""
+loopback HTTP: configuration mistakes told apart from outages, the service's clock, the progress."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
         )
         assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
 
-        # the reply tile is the human reply rate (models issue 15), weighted by contacted recipients
+        # the reply tile is the human reply rate, weighted by contacted recipients
         contacted, reply_rate, positive, bounce_rate = sql(
             bi,
             "select sum(count_contacted), round(sum(human_reply_rate * count_contacted) filter (where "
