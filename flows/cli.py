@@ -180,7 +180,8 @@ def status(
 
     from pipelines.destination import warehouse_target
     from pipelines.errors import OutreachError
-    from pipelines.status import as_json, read_status, render
+    from pipelines.status import read_status
+    from pipelines.status_output import as_json, render
 
     try:
         target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
