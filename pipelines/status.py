@@ -58,7 +58,7 @@ class WarehouseStatus:
     synced: bool
     note: str = ""  # why there is nothing to show (never synced, a sync holds the file)
     workspaces: list[WorkspaceStatus] = field(default_factory=list)
-    #: the last model build's `dbt source freshness` (models.freshness.FreshnessReport.to_dict()); None when
+    #: the last model build's `dbt source freshness` (models.freshness_outcome.FreshnessReport.to_dict()); None when
     #: no build recorded one. Plain JSON, so pipelines need not import models; the command line fills it.
     source_freshness: dict[str, Any] | None = None
 
