@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.metrics import WEEKDAYS
+from dashboard.metrics import MIN_SAMPLE, WEEKDAYS
 
 TEMPLATE = "plotly_white"
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
@@ -105,8 +105,8 @@ def kpi_figure(tiles: pd.DataFrame) -> go.Figure:
 
 
 def funnel_figure(stages: pd.DataFrame) -> go.Figure:
-    """Recipients contacted, opened, clicked, replied and positive."""
-    fig = go.Figure(layout=_layout(320, showlegend=False, margin={"l": 90, "r": 30, "t": 16, "b": 20}))
+    """Recipients contacted, replied, replied as a person and positive: each stage a subset of the one before."""
+    fig = go.Figure(layout=_layout(320, showlegend=False, margin={"l": 130, "r": 30, "t": 16, "b": 20}))
     if int(stages["count_recipients"].iloc[0]) == 0:
         return _empty(fig, "nobody contacted yet")
     fig.add_trace(
@@ -114,7 +114,7 @@ def funnel_figure(stages: pd.DataFrame) -> go.Figure:
             y=list(stages["stage"]),
             x=stages["count_recipients"].to_numpy(),
             texttemplate="%{value:,d}<br>%{percentInitial:.1%}",
-            marker={"color": [BLUE, "#5a8bd0", "#7ea6de", GREEN, "#1f7a50"]},
+            marker={"color": [BLUE, "#5a8bd0", "#7ea6de", GREEN][: len(stages) - 1] + ["#1f7a50"]},
             name="recipients",
         )
     )
@@ -142,7 +142,9 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
     if series.empty:
         return _empty(fig, "no sends or replies yet")
     days = [str(day) for day in series["activity_date"]]
-    fig.add_trace(go.Bar(x=days, y=series["count_sent"].to_numpy(), name="sent", marker={"color": "#b7cbe8"}))
+    # an unobserved day is NaN: plotly leaves its bar out (a gap), never a 0
+    sent = [None if pd.isna(v) else float(v) for v in series["count_sent"]]
+    fig.add_trace(go.Bar(x=days, y=sent, name="sent", marker={"color": "#b7cbe8"}))
     fig.add_trace(
         go.Scatter(
             x=days,
@@ -177,7 +179,8 @@ def _variant_labels(rows: pd.DataFrame) -> list[str]:
 
 
 def variants_figure(rows: pd.DataFrame) -> go.Figure:
-    """Each variant's reply rate with its 95% interval; the winner (significant, p < 0.05) in gold."""
+    """Each variant's reply rate (per estimated recipient) with its 95% interval; the winner in gold, a variant
+    under the minimum sample greyed with its n."""
     ab = int(rows.attrs.get("ab_campaigns", 0))
     shown = int(rows["campaign_id"].nunique()) if len(rows) else 0
     several = shown > 1 or (shown == 1 and ab > 1)
@@ -189,25 +192,25 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
             max(180, 90 + 26 * len(rows)),
             note,
             showlegend=False,
-            xaxis={"title": {"text": "reply rate, % of messages sent (bars: 95% interval)"}, "rangemode": "tozero"},
+            xaxis={"title": {"text": "reply rate, % of recipients (bars: 95% interval)"}, "rangemode": "tozero"},
             yaxis={"autorange": "reversed", "automargin": True},
             margin={"l": 10, "r": 30, "t": 40 if note else 16, "b": 40},
         )
     )
     if rows.empty:
         return _empty(fig, "no A/B test here (one subject line per campaign)")
-    rate = rows["reply_rate"].fillna(0.0)
-    low = rows["ci_low"].fillna(0.0)
-    high = rows["ci_high"].fillna(0.0)
-    winner = rows["is_winner"].astype(bool)
+    rate, low, high = (rows[c].fillna(0.0) for c in ("rate_pct", "ci_low", "ci_high"))
+    winner, small = rows["is_winner"].astype(bool), rows["is_small"].astype(bool)
+    n = rows["estimated_recipients"].astype("Int64")
     customdata = list(
         zip(
             rows["subject"],
-            rows["count_sent"],
+            n.astype(object).where(n.notna(), "n/a"),
             rows["count_replied"],
             low.round(2),
             high.round(2),
-            rows["p_value"].round(4).astype(object).where(rows["p_value"].notna(), "n/a"),
+            rows["adjusted_p_value"].round(4).astype(object).where(rows["adjusted_p_value"].notna(), "n/a"),
+            rows["test_state"],
             strict=True,
         )
     )
@@ -223,13 +226,15 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
                 "color": DARK,
                 "thickness": 1.2,
             },
-            marker={"color": [GOLD if w else BLUE for w in winner]},
-            text=["★ winner" if w else "" for w in winner],
+            marker={"color": [GOLD if w else GREY if s else BLUE for w, s in zip(winner, small, strict=True)]},
+            text=[
+                "★ winner" if w else f"n={v}" if s else "" for w, s, v in zip(winner, small, n.fillna(0), strict=True)
+            ],
             textposition="inside",
             customdata=customdata,
-            hovertemplate="%{customdata[0]}<br>sent %{customdata[1]}, replied %{customdata[2]}<br>"
+            hovertemplate="%{customdata[0]}<br>about %{customdata[1]} recipients, replied %{customdata[2]}<br>"
             "reply rate %{x:.2f}% (95%: %{customdata[3]} to %{customdata[4]})<br>"
-            "p vs best other %{customdata[5]}<extra></extra>",
+            "adjusted p vs the leader %{customdata[5]} · %{customdata[6]}<extra></extra>",
             name="variants",
         )
     )
@@ -345,7 +350,8 @@ def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
 
 
 def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
-    """Human reply rate by weekday (rows, Monday first) and hour (columns); blank cells had no sends."""
+    """Human reply rate by weekday (rows, Monday first) and hour (columns); blank cells had no sends, grey cells
+    too few to read (their n shown)."""
     fig = go.Figure(
         layout=_layout(
             300,
@@ -358,7 +364,8 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
         return _empty(fig, "no sends yet")
     table = grid.pivot(index="weekday", columns="hour", values="human_reply_rate").reindex(range(1, 8))
     sends = grid.pivot(index="weekday", columns="hour", values="sends").reindex(range(1, 8))
-    z = [[None if pd.isna(v) else float(v) for v in row] for row in table.to_numpy()]
+    small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8)).astype(bool)
+    z = [[None if pd.isna(v) else float(v) for v in row] for row in table.where(~small).to_numpy()]
     fig.add_trace(
         go.Heatmap(
             z=z,
@@ -371,6 +378,21 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
             hoverongaps=False,
             hovertemplate=f"%{{y}} %{{x}}:00<br>{rate_label} %{{z:.2f}}%<br>sends %{{customdata}}<extra></extra>",
             name=rate_label,
+        )
+    )
+    fig.add_trace(
+        go.Heatmap(
+            z=[[1.0 if flag else None for flag in row] for row in small.to_numpy()],
+            x=list(range(24)),
+            y=list(WEEKDAYS),
+            text=("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
+            texttemplate="%{text}",
+            textfont={"size": 9, "color": DARK},
+            colorscale=[[0, "#e4e8ec"], [1, "#e4e8ec"]],
+            showscale=False,
+            hoverongaps=False,
+            hovertemplate="%{y} %{x}:00<br>%{text}: too few to read<extra></extra>",
+            name=f"under {MIN_SAMPLE}",
         )
     )
     return fig

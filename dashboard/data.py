@@ -48,6 +48,7 @@ REQUIRED: Mapping[str, frozenset[str]] = {
             "count_positive_replies",
             "count_bounced",
             "reply_rate",
+            "progress_rate",  # the metric dictionary's rates (fractions): a build before it held percentages
         }
     ),
     "campaign_daily": frozenset(
@@ -55,6 +56,7 @@ REQUIRED: Mapping[str, frozenset[str]] = {
             "campaign_id",
             "workspace_id",
             "activity_date",
+            "is_send_observed",
             "count_sent",
             "count_replies_received",
             "count_positive_replies_received",
@@ -68,9 +70,15 @@ REQUIRED: Mapping[str, frozenset[str]] = {
             "subject",
             "count_sent",
             "count_replied",
+            "estimated_recipients",
             "reply_rate",
+            "reply_rate_ci_low",
+            "reply_rate_ci_high",
             "p_value",
+            "adjusted_p_value",
             "is_winner",
+            "test_state",
+            "recipients_needed",
             "count_variants_in_campaign",
         }
     ),
@@ -170,7 +178,7 @@ def load(bi_path: str | Path) -> ReportData:
         columns = _columns(con)
         _require(path, columns, REQUIRED)
         features = Features(
-            human_reply_rate="human_reply_rate" in columns.get("campaign_performance", set()),
+            human_reply_rate={"human_reply_rate", "count_human_replied"} <= columns.get("campaign_performance", set()),
             reply_class="reply_class" in columns.get("reply_outcomes", set()),
             send_time_performance=SEND_TIME_COLUMNS <= columns.get("send_time_performance", set()),
             count_contacted="count_contacted" in columns.get("campaign_performance", set()),
@@ -309,6 +317,7 @@ order by workspace_name, workspace_id
 
 def _campaigns_sql(features: Features) -> str:
     human = "human_reply_rate" if features.human_reply_rate else "null::double"
+    human_replied = "count_human_replied" if features.human_reply_rate else "null::bigint"
     # the models' own count (human_reply_rate's denominator) when published; nobody is contacted before
     # the first message (a campaign without API stats has pending 0)
     contacted = (
@@ -332,7 +341,8 @@ def _campaigns_sql(features: Features) -> str:
         count_positive_replies,
         count_bounced,
         reply_rate,
-        {human} as human_reply_rate
+        {human} as human_reply_rate,
+        {human_replied} as count_human_replied
     from reporting.campaign_performance
     order by workspace_id, campaign_name, campaign_id
     """
@@ -343,6 +353,7 @@ select
     workspace_id,
     campaign_id,
     activity_date,
+    is_send_observed,
     count_sent,
     count_replies_received,
     count_positive_replies_received
@@ -359,9 +370,15 @@ select
     count_variants_in_campaign,
     count_sent,
     count_replied,
+    estimated_recipients,
     reply_rate,
+    reply_rate_ci_low,
+    reply_rate_ci_high,
     p_value,
-    coalesce(is_winner, false) as is_winner
+    adjusted_p_value,
+    coalesce(is_winner, false) as is_winner,
+    test_state,
+    recipients_needed
 from reporting.variant_performance
 order by campaign_id, variant_index
 """
@@ -423,7 +440,7 @@ order by workspace_id, weekday, hour
 """
 
 # Until send_time_performance exists: leads by the UTC weekday and hour of their last contact, and
-# the share of them who replied (any reply: reply classes come with the same models issue).
+# the share of them who replied (a fraction, as the tables' rates; any reply: reply classes came later).
 _SEND_TIMES_FALLBACK = """
 select
     workspace_id,
@@ -431,7 +448,7 @@ select
     hour(last_contacted_at)::integer as hour,
     count(*)::bigint as sends,
     count(*) filter (where count_campaigns_replied > 0)::bigint as replies,
-    round(100.0 * count(*) filter (where count_campaigns_replied > 0) / count(*), 2) as human_reply_rate
+    count(*) filter (where count_campaigns_replied > 0) / count(*) as human_reply_rate
 from reporting.lead_engagement
 where last_contacted_at is not null
 group by all

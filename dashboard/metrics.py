@@ -1,9 +1,10 @@
 """The numbers behind each chart, as small tidy frames: one function per chart.
 
 Each takes the frames of one scope (every workspace, one workspace or one campaign) and
-returns what the chart draws. Sums and rates follow models/README.md's metric definitions,
-so a number on the page equals the reporting table's (rates: percentages rounded to 2
-decimals, half away from zero like DuckDB's ``round``).
+returns what the chart draws. Counts and rates follow the metric dictionary (models/metrics.yml):
+the tables hold rates as fractions 0 to 1, rounded as the service rounds its percentages; the page
+shows percentages, ``pct`` rounding them the same way (Python's ``round``, as the service), so a
+number on the page equals the reporting table's x 100.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ HEALTHY_WARMUP = 70.0
 MAX_MAILBOX_LINES = 8
 #: A/B campaigns shown when more than one campaign is in scope (most messages sent first)
 MAX_AB_CAMPAIGNS = 10
-#: z of the 95% confidence intervals of the variants' reply rates (Wilson score interval)
-Z95 = 1.959964
+#: a cell, bar or point with fewer recipients (or sends) than this is greyed and shows its n
+MIN_SAMPLE = 20
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -49,21 +50,23 @@ def round2(value: float) -> float:
 
 
 def pct(numerator: float, denominator: float) -> float | None:
-    """A percentage rounded like the models' rates; None when the denominator is 0."""
-    return round2(100.0 * numerator / denominator) if denominator else None
+    """A percentage rounded to 2 decimals as the service and the models round rates; None when the denominator
+    is 0."""
+    return round(100.0 * numerator / denominator, 2) if denominator else None
 
 
 def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Features) -> pd.DataFrame:
-    """The overview tiles: contacted, human reply rate, positive, bounce rate, mailboxes healthy."""
+    """The overview tiles: contacted, human reply rate, positive, bounce rate, mailboxes healthy.
+
+    Rates are recomputed from the scope's summed counts with the metric dictionary's definitions (over
+    contacted recipients), so a workspace's tiles equal workspace_overview's rates x 100."""
     contacted = int(campaigns["count_contacted"].sum())
     if features.human_reply_rate:
-        rated = campaigns.dropna(subset=["human_reply_rate"])
-        weight = float(rated["count_contacted"].sum())
-        rate = round2(float((rated["human_reply_rate"] * rated["count_contacted"]).sum()) / weight) if weight else None
+        rate = pct(float(campaigns["count_human_replied"].sum()), contacted)
         rate_label, rate_hint = "human reply rate", "% of contacted, no auto-replies"
     else:
-        rate = pct(float(campaigns["count_replied"].sum()), float(campaigns["count_delivered"].sum()))
-        rate_label, rate_hint = "reply rate", "% of delivered, all replies"
+        rate = pct(float(campaigns["count_replied"].sum()), contacted)
+        rate_label, rate_hint = "reply rate", "% of contacted, all replies"
     healthy = mailboxes["is_active"].fillna(False).astype(bool) & (mailboxes["reputation_score"] >= HEALTHY_REPUTATION)
     warm_ok = ~mailboxes["is_warmup_enabled"].fillna(False).astype(bool) | (
         mailboxes["warmup_health_score"] >= HEALTHY_WARMUP
@@ -75,9 +78,9 @@ def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Featur
         (
             "bounce_rate",
             "bounce rate",
-            pct(float(campaigns["count_bounced"].sum()), float(campaigns["count_sent"].sum())),
+            pct(float(campaigns["count_bounced"].sum()), contacted),
             "%",
-            "% of sent",
+            "% of contacted",
         ),
         (
             "mailboxes_healthy",
@@ -90,61 +93,76 @@ def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Featur
     return pd.DataFrame(rows, columns=["key", "label", "value", "suffix", "hint"])
 
 
-def funnel_stages(campaigns: pd.DataFrame) -> pd.DataFrame:
-    """Recipients at each stage: contacted, opened, clicked, replied, positive."""
-    stages = [
-        ("contacted", "count_contacted"),
-        ("opened", "count_opened"),
-        ("clicked", "count_clicked"),
-        ("replied", "count_replied"),
-        ("positive", "count_positive_replies"),
-    ]
+def funnel_stages(campaigns: pd.DataFrame, features: Features) -> pd.DataFrame:
+    """Recipients at each stage, each a subset of the one before, so the funnel never widens: contacted,
+    replied, replied as a person (with human reply classes), positive. Opens and clicks are not stages:
+    a recipient can reply without a tracked open or click."""
+    stages = [("contacted", "count_contacted"), ("replied", "count_replied")]
+    if features.human_reply_rate:
+        stages.append(("replied as a person", "count_human_replied"))
+    stages.append(("positive", "count_positive_replies"))
     return pd.DataFrame(
         [(name, int(campaigns[column].sum())) for name, column in stages], columns=["stage", "count_recipients"]
     )
 
 
 def daily_series(daily: pd.DataFrame) -> pd.DataFrame:
-    """Messages sent and replies received per UTC day, over every day the warehouse kept."""
-    columns = ["count_sent", "count_replies_received", "count_positive_replies_received"]
-    out = daily.groupby("activity_date", as_index=False)[columns].sum().sort_values("activity_date")
-    return out.reset_index(drop=True)
+    """Messages sent and replies received per UTC day, over every day from the first to the last kept.
 
-
-def wilson_interval(replied: int, sent: int) -> tuple[float | None, float | None]:
-    """95% Wilson score interval of replied / sent, in percent (None without sends)."""
-    if sent <= 0:
-        return None, None
-    p = min(replied, sent) / sent
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * sent)) / (1 + z2 / sent)
-    half = Z95 * math.sqrt(p * (1 - p) / sent + z2 / (4 * sent * sent)) / (1 + z2 / sent)
-    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+    Sends are known only on days the daily send history observed: elsewhere ``count_sent`` is NaN (drawn as
+    a gap, never as 0). Replies come from the replies themselves, known on every day (0 when none)."""
+    columns = ["count_replies_received", "count_positive_replies_received"]
+    if daily.empty:
+        return pd.DataFrame(columns=["activity_date", "count_sent", *columns])
+    grouped = daily.groupby("activity_date")
+    out = grouped[columns].sum()
+    out.insert(0, "count_sent", grouped["count_sent"].sum(min_count=1))
+    days = pd.date_range(min(out.index), max(out.index), freq="D").date
+    out = out.reindex(days)
+    out[columns] = out[columns].fillna(0).astype("int64")
+    return out.rename_axis("activity_date").reset_index()
 
 
 def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFrame:
-    """The variants to draw, with 95% intervals; ``attrs['ab_campaigns']`` counts the A/B campaigns in scope.
+    """The variants of A/B campaigns (two or more subject lines) to draw; ``attrs['ab_campaigns']`` counts them.
 
-    One campaign in scope: all its variants. More: the A/B campaigns (two or more subject
-    lines) with the most messages sent, at most ``MAX_AB_CAMPAIGNS``.
+    A campaign without variants, or one that sent nothing yet, is never drawn. Several A/B campaigns in
+    scope: the ``MAX_AB_CAMPAIGNS`` with the most messages sent. Rates and their 95% intervals are the table's
+    (per estimated recipient), in %.
     """
     names = campaigns.set_index("campaign_id")["campaign_name"]
     ab = variants[variants["count_variants_in_campaign"] > 1]
+    sent = ab.groupby("campaign_id")["count_sent"].sum().sort_values(ascending=False, kind="stable")
+    sent = sent[sent > 0]  # an A/B campaign that sent nothing yet has no rates: no empty rows
+    ab = ab[ab["campaign_id"].isin(sent.index)]
     ab_campaigns = int(ab["campaign_id"].nunique())
-    if len(campaigns) == 1:
-        chosen = variants
-    else:
-        sent = ab.groupby("campaign_id")["count_sent"].sum().sort_values(ascending=False, kind="stable")
-        chosen = ab[ab["campaign_id"].isin(sent.index[:MAX_AB_CAMPAIGNS])]
-        order = {cid: i for i, cid in enumerate(sent.index)}
-        chosen = chosen.assign(_order=chosen["campaign_id"].map(order)).sort_values(["_order", "variant_index"])
+    chosen = ab[ab["campaign_id"].isin(sent.index[:MAX_AB_CAMPAIGNS])]
+    order = {cid: i for i, cid in enumerate(sent.index)}
+    chosen = chosen.assign(_order=chosen["campaign_id"].map(order)).sort_values(["_order", "variant_index"])
     out = chosen[
-        ["campaign_id", "variant_index", "subject", "count_sent", "count_replied", "reply_rate", "p_value", "is_winner"]
+        [
+            "campaign_id",
+            "variant_index",
+            "subject",
+            "count_sent",
+            "count_replied",
+            "estimated_recipients",
+            "reply_rate",
+            "p_value",
+            "adjusted_p_value",
+            "is_winner",
+            "test_state",
+            "recipients_needed",
+        ]
     ].reset_index(drop=True)
     out.insert(1, "campaign_name", [str(names.get(cid, cid)) for cid in out["campaign_id"]])
-    intervals = [wilson_interval(int(r), int(s)) for r, s in zip(out["count_replied"], out["count_sent"], strict=True)]
-    out["ci_low"] = [low for low, _ in intervals]
-    out["ci_high"] = [high for _, high in intervals]
+    for column, source in (
+        ("rate_pct", "reply_rate"),
+        ("ci_low", "reply_rate_ci_low"),
+        ("ci_high", "reply_rate_ci_high"),
+    ):
+        out[column] = (100 * chosen[source].astype("float64")).to_numpy()
+    out["is_small"] = (out["estimated_recipients"].fillna(0) < MIN_SAMPLE).to_numpy()
     out.attrs["ab_campaigns"] = ab_campaigns
     return out
 
@@ -195,7 +213,8 @@ def outcome_classes(outcomes: pd.DataFrame) -> pd.DataFrame:
 
 
 def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
-    """Every weekday (1 = Monday) and hour, with sends and the human reply rate (NaN without sends).
+    """Every weekday (1 = Monday) and hour, with sends, the human reply rate in % (NaN without sends) and
+    ``is_small`` where fewer than ``MIN_SAMPLE`` recipients were sent to (drawn greyed, with their n).
 
     Over several workspaces the rate is the sends-weighted mean of theirs.
     """
@@ -205,6 +224,8 @@ def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
     out = grid.merge(cells, on=["weekday", "hour"], how="left")
     out[["sends", "replies"]] = out[["sends", "replies"]].fillna(0).astype("int64")
     out["human_reply_rate"] = [
-        round2(w / s) if s else float("nan") for w, s in zip(out["_weighted"].fillna(0.0), out["sends"], strict=True)
+        round(100.0 * w / s, 2) if s else float("nan")
+        for w, s in zip(out["_weighted"].fillna(0.0), out["sends"], strict=True)
     ]
+    out["is_small"] = (out["sends"] > 0) & (out["sends"] < MIN_SAMPLE)
     return out.drop(columns="_weighted")

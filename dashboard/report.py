@@ -53,10 +53,10 @@ CHARTS: tuple[Chart, ...] = (
         "funnel",
         "Campaign funnel",
         lambda d: (
-            "Recipients at each stage (the API's campaign totals, reporting.campaign_performance); "
-            "percentages of contacted."
+            "Recipients at each stage, each a subset of the one before (reporting.campaign_performance; the "
+            "metric dictionary in `outreach docs` defines each); percentages of contacted."
         ),
-        lambda d: charts.funnel_figure(metrics.funnel_stages(d.campaigns)),
+        lambda d: charts.funnel_figure(metrics.funnel_stages(d.campaigns, d.features)),
     ),
     Chart(
         "outcomes",
@@ -74,7 +74,7 @@ CHARTS: tuple[Chart, ...] = (
         "Sends and replies per day",
         lambda d: (
             "Every day the warehouse kept (beyond the API's 14 days): messages sent, reply messages received "
-            "(reporting.campaign_daily)."
+            "(reporting.campaign_daily). Sends are known only on days a sync observed: a gap is unknown, not 0."
         ),
         lambda d: charts.daily_figure(metrics.daily_series(d.daily)),
     ),
@@ -82,8 +82,9 @@ CHARTS: tuple[Chart, ...] = (
         "variants",
         "A/B variants",
         lambda d: (
-            "Reply rate of each subject line with its 95% Wilson interval; a winner (gold) beats the best other "
-            "variant with p < 0.05 (reporting.variant_performance)."
+            "Reply rate of each subject line per estimated recipient, with its 95% Wilson interval; a winner (gold) "
+            "needs 100+ estimated recipients in every arm and a Holm-adjusted p < 0.05 against each other variant "
+            f"(reporting.variant_performance). Grey: under {metrics.MIN_SAMPLE} recipients (n shown)."
         ),
         lambda d: charts.variants_figure(metrics.variant_rows(d.variants, d.campaigns)),
     ),
@@ -102,7 +103,8 @@ CHARTS: tuple[Chart, ...] = (
         "Reply rate by weekday and hour",
         lambda d: (
             "Human reply rate by the weekday and hour of sending, in each campaign's time zone "
-            "(reporting.send_time_performance); several workspaces: weighted by sends."
+            "(reporting.send_time_performance); several workspaces: weighted by sends. Grey: under "
+            f"{metrics.MIN_SAMPLE} recipients (n shown)."
             if d.features.send_time_performance
             else "Share of leads who replied, by the UTC weekday and hour of their last contact "
             "(reporting.lead_engagement; send-time performance comes with a later models release)."

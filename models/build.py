@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from models import PROJECT_DIR
+from models.ab_store import write_variant_tests
 from models.dbt_invoke import Invocation, invoke
 from models.errors import DataTestFailure, ModelBuildError
 from models.freshness import check_freshness
@@ -51,6 +52,7 @@ def build(
     """
     target = resolve_target(duckdb_path, destination)
     check_warehouse(target)
+    write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
     variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
     freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir)
     report = run_build(target, project_dir, dbt_vars)

@@ -3,6 +3,7 @@
 - Only the mart tables of `reporting` go (never the staging views, which read raw tables, nor a
   `__next` table of a build in progress), with the table and column comments dbt persisted from the
   yml docs, so a BI tool shows them.
+- Timestamps are UTC `TIMESTAMP`s (the warehouse's `TIMESTAMPTZ` converted), their comments saying so.
 - The file is written with `ATTACH ... (STORAGE_VERSION ...)` (`[sources.outreach] duckdb_storage_version`,
   default v1.0.0), a format DuckDB 1.1 and later read: BI tools ship older DuckDB releases than ours.
 - A BI tool holding the BI file open read-only keeps reading its snapshot: on Linux and macOS
@@ -28,6 +29,8 @@ REPORTING = "reporting"
 NEXT_SUFFIX = "__next"
 _SOURCE = "warehouse"
 _TARGET = "bi_next"
+#: appended to the comment of every timestamp column of the BI file
+UTC_NOTE = "In the BI file: a UTC TIMESTAMP (no time zone)."
 
 
 def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
@@ -100,7 +103,8 @@ def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version
         con.execute(f"create schema {_TARGET}.{REPORTING}")
         for table in tables:
             con.execute(
-                f'create table {_TARGET}.{REPORTING}."{table}" as select * from {_SOURCE}.{REPORTING}."{table}"'
+                f'create table {_TARGET}.{REPORTING}."{table}" as select {_select_list(con, table)} '
+                f'from {_SOURCE}.{REPORTING}."{table}"'
             )
             rows[table] = int(con.execute(f'select count(*) from {_TARGET}.{REPORTING}."{table}"').fetchall()[0][0])
         _copy_comments(con, tables)
@@ -108,6 +112,29 @@ def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version
     finally:
         con.execute(f"detach {_TARGET}")
     return rows
+
+
+def _instant_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    rows = con.execute(
+        "select column_name from duckdb_columns() where database_name = ? and schema_name = ? and table_name = ? "
+        "and data_type = 'TIMESTAMP WITH TIME ZONE'",
+        [_SOURCE, REPORTING, table],
+    ).fetchall()
+    return {name for (name,) in rows}
+
+
+def _select_list(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    """Every column, a TIMESTAMPTZ one as a plain TIMESTAMP holding UTC: SQLAlchemy tools (Superset) read a
+    TIMESTAMPTZ as naive and bucket it in the server's time zone; a UTC TIMESTAMP means the same everywhere."""
+    instants = _instant_columns(con, table)
+    columns = con.execute(
+        "select column_name from duckdb_columns() where database_name = ? and schema_name = ? and table_name = ? "
+        "order by column_index",
+        [_SOURCE, REPORTING, table],
+    ).fetchall()
+    return ", ".join(
+        f'timezone(\'UTC\', "{name}") as "{name}"' if name in instants else f'"{name}"' for (name,) in columns
+    )
 
 
 def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
@@ -125,6 +152,8 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
         [_SOURCE, REPORTING],
     ).fetchall():
         if table in tables:
+            if column in _instant_columns(con, table):
+                comment = f"{comment.rstrip()} {UTC_NOTE}"
             con.execute(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{_quote(comment)}\'')
 
 

@@ -1,4 +1,8 @@
-"""The figures `make demo` prints, read from the BI file (so the demo shows what BI users see)."""
+"""The figures `make demo` prints, read from the BI file (so the demo shows what BI users see).
+
+Every rate is the metric dictionary's (models/metrics.yml): recipients over contacted recipients, from the
+workspaces' summed counts, rounded as the service and the models round; so reply >= human >= positive.
+"""
 
 from __future__ import annotations
 
@@ -19,29 +23,27 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
         overview = con.execute(
             """
             select
-                sum(count_campaigns), sum(count_active_campaigns), sum(count_sent), sum(count_delivered),
-                sum(count_replied), sum(count_positive_replies), sum(count_bounced), sum(count_replies),
-                count(*)
+                sum(count_campaigns), sum(count_active_campaigns), sum(count_sent), sum(count_contacted),
+                sum(count_replied), sum(count_human_replied), sum(count_positive_replies), sum(count_bounced),
+                sum(count_replies), count(*)
             from reporting.workspace_overview
             """
         ).fetchall()[0]
-        campaigns, active, sent, delivered, replied, positive, bounced, replies, workspaces = (
+        campaigns, active, sent, contacted, replied, human, positive, bounced, replies, workspaces = (
             int(v or 0) for v in overview
         )
         top = con.execute(
             """
-            select c.campaign_name, v.subject, v.reply_rate, v.count_sent, v.is_winner, v.p_value
+            select c.campaign_name, v.subject, v.reply_rate, v.estimated_recipients, v.is_winner, v.adjusted_p_value,
+                v.test_state, v.recipients_needed
             from reporting.variant_performance v
             join reporting.campaign_performance c using (campaign_id)
-            where v.count_sent >= 20 and v.count_variants_in_campaign > 1
-            order by v.is_winner desc, v.reply_rate desc nulls last, v.count_sent desc
+            where v.estimated_recipients >= 20 and v.count_variants_in_campaign > 1
+            order by v.is_winner desc, v.reply_rate desc nulls last, v.estimated_recipients desc
             limit 1
             """
         ).fetchall()
-        human = con.execute(
-            "select sum(count_human_replied), sum(count_contacted), sum(auto_reply_count) "
-            "from reporting.campaign_performance"
-        ).fetchall()[0]
+        auto_replies = con.execute("select sum(auto_reply_count) from reporting.campaign_performance").fetchall()[0][0]
         mailboxes = con.execute(
             """
             select
@@ -61,19 +63,22 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
         "sent": sent,
         "replied": replied,
         "replies": replies,
-        "reply_rate": round(100.0 * replied / delivered, 2) if delivered else None,
-        "positive_reply_rate": round(100.0 * positive / delivered, 2) if delivered else None,
-        "bounce_rate": round(100.0 * bounced / sent, 2) if sent else None,
-        "human_reply_rate": round(100.0 * int(human[0] or 0) / int(human[1]), 2) if human[1] else None,
-        "auto_replies": int(human[2] or 0),
+        "contacted": contacted,
+        "reply_rate": _pct(replied, contacted),
+        "human_reply_rate": _pct(human, contacted),
+        "positive_reply_rate": _pct(positive, contacted),
+        "bounce_rate": _pct(bounced, contacted),
+        "auto_replies": int(auto_replies or 0),
         "top_variant": (
             {
                 "campaign": top[0][0],
                 "subject": top[0][1],
-                "reply_rate": top[0][2],
-                "sent": int(top[0][3]),
+                "reply_rate": None if top[0][2] is None else round(100.0 * top[0][2], 2),
+                "recipients": int(top[0][3]),
                 "is_winner": bool(top[0][4]),
-                "p_value": top[0][5],
+                "adjusted_p_value": top[0][5],
+                "state": top[0][6],
+                "recipients_needed": top[0][7],
             }
             if top
             else None
@@ -85,6 +90,11 @@ def demo_figures(bi_path: str | Path) -> dict[str, Any]:
         "reputation_falling": int(mailboxes[4] or 0),
         "avg_utilisation_pct": mailboxes[5],
     }
+
+
+def _pct(part: int, whole: int) -> float | None:
+    """A percentage rounded as the service rounds its rates (and the models' ratio macro); None over 0."""
+    return round(100.0 * part / whole, 2) if whole else None
 
 
 def warehouse_of(bi_path: str | Path) -> Path:
@@ -108,28 +118,29 @@ def demo_summary(bi_path: str | Path, freshness: FreshnessReport | None = None) 
     lines = [
         f"Campaigns: {f['campaigns']} in {f['workspaces']} workspaces ({f['active_campaigns']} active)",
         (
-            f"Sends: {f['sent']:,}; reply rate {pct(f['reply_rate'])} "
-            f"(positive {pct(f['positive_reply_rate'])}), bounce rate {pct(f['bounce_rate'])}; "
-            f"{f['replies']:,} replies in the inbox"
+            f"Sends: {f['sent']:,} messages to {f['contacted']:,} contacted recipients; {f['replies']:,} replies "
+            "in the inbox"
         ),
         (
-            f"Human reply rate: {pct(f['human_reply_rate'])} of contacted recipients "
-            f"({f['auto_replies']:,} auto-replies left out)"
+            f"Of contacted recipients: reply rate {pct(f['reply_rate'])}, human reply rate "
+            f"{pct(f['human_reply_rate'])} ({f['auto_replies']:,} auto-replies left out), positive "
+            f"{pct(f['positive_reply_rate'])}, bounce rate {pct(f['bounce_rate'])}"
         ),
     ]
     top = f["top_variant"]
     if top:
-        verdict = (
-            f"winner, p={top['p_value']:.4f}"
-            if top["is_winner"]
-            else "not a significant winner" + (f", p={top['p_value']:.3f}" if top["p_value"] is not None else "")
-        )
+        if top["is_winner"]:
+            verdict = f"winner, Holm-adjusted p={top['adjusted_p_value']:.4f}"
+        elif top["recipients_needed"] is not None:
+            verdict = f"no winner yet: about {top['recipients_needed']:,} more recipients per arm for 80% power"
+        else:
+            verdict = "no winner yet"
         lines.append(
-            f'Top variant: "{top["subject"]}" in {top["campaign"]}: {pct(top["reply_rate"])} of '
-            f"{top['sent']:,} sends ({verdict})"
+            f'Top variant: "{top["subject"]}" in {top["campaign"]}: {pct(top["reply_rate"])} of about '
+            f"{top['recipients']:,} recipients ({verdict})"
         )
     else:
-        lines.append("Top variant: no A/B test with enough sends yet")
+        lines.append("Top variant: no A/B test with 20 or more recipients per variant yet")
     lines.append(
         f"Mailboxes: {f['active_mailboxes']}/{f['mailboxes']} active, average reputation {f['avg_reputation']}, "
         f"{f['reputation_rising']} rising / {f['reputation_falling']} falling, "

@@ -82,7 +82,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
 def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     path, out = built
     assert out.returncode == 0, out.stderr
-    assert "11 staging views, 18 mart tables built" in out.stdout
+    assert "12 staging views, 18 mart tables built" in out.stdout
     tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
     passed, total = tests_line.split()[2].split("/")
     assert passed == total and int(total) >= 80, tests_line
@@ -172,7 +172,7 @@ def test_bi_file_holds_the_marts_with_comments_in_the_old_storage_format(
     finally:
         con.close()
     assert schemas == {"reporting"} and tables == MARTS | {"alert_incidents"}
-    assert "p_value < 0.05" in comment and grain.startswith("One row per mailbox and UTC day")
+    assert "adjusted_p_value is below 0.05" in comment and grain.startswith("One row per mailbox and UTC day")
     assert rows == 8  # 2,000 recipients -> 8 campaigns, all current
 
 
@@ -334,8 +334,8 @@ def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.Compl
     site = path.parent / "docs" / "index.html"
     assert out.stdout.strip() == f"docs: {site} (open it in a browser)"
     html = site.read_text()
-    for needle in ("campaign_performance", "reply_rate_of_delivered", "One row per campaign and UTC day",
-                   "count_campaigns_other_status"):  # fmt: skip
+    for needle in ("campaign_performance", "reply_rate_per_delivered_message", "One row per campaign and UTC day",
+                   "count_campaigns_other_status", "Metric dictionary"):  # fmt: skip
         assert needle in html, needle
     assert '"catalog"' in html or "catalog" in html
 
@@ -348,8 +348,9 @@ def test_report_markdown_lists_models_and_tests(tmp_path: Path) -> None:
     assert "| campaign_performance | table |" in md and "| funnel_adds_up | 0 | pass |" in md
     assert "BI file: not published" in report.summary()
     assert {t.name for t in report.tests} >= {
-        "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_agree",
-        "campaign_workspace_matches_stats",
+        "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_nested",
+        "campaign_workspace_matches_stats", "primary_rates_match_service", "funnel_narrows", "durations_not_negative",
+        "daily_sends_add_up", "rows_inside_grain",
     }  # fmt: skip
 
 

@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from test_models_marts import _compare, _pct, _read
+from test_models_marts import RATE_TOL, _compare, _ratio, _read
 
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
@@ -137,11 +137,20 @@ def contacted(f: dict[str, pd.DataFrame]) -> pd.Series:
 
 
 def first_sent_at(f: dict[str, pd.DataFrame]) -> pd.Series:
-    """Earliest of the first day with sends (00:00 UTC) and the earliest recipient last_sent_at."""
+    """The earliest send observed (never last_sent_at): the first day with sends (00:00 UTC), the first open,
+    click, reply or bounce of a recipient, the first reply, the first webhook event, the first version seen
+    active or completed."""
     d = f["daily"][f["daily"]["sent"].fillna(0) > 0]
-    first_day = pd.to_datetime(d.groupby("campaign_id")["date"].min()).dt.tz_localize("UTC")
-    first_send = _ts(f["recipients"]["last_sent_at"]).groupby(f["recipients"]["campaign_id"]).min()
-    both = pd.concat([first_day.rename("a"), first_send.rename("b")], axis=1)
+    r = f["recipients"]
+    candidates = [pd.to_datetime(d.groupby("campaign_id")["date"].min()).dt.tz_localize("UTC")]
+    for column in ("opened_at", "clicked_at", "replied_at", "bounced_at"):
+        candidates.append(_ts(r[column]).groupby(r["campaign_id"]).min())
+    rep, ev, hist = f["replies"], f["events"], f["history"]
+    candidates.append(_ts(rep["received_at"]).groupby(rep["campaign_id"]).min())
+    candidates.append(_ts(ev["created_at"]).groupby(ev["campaign_id"]).min())
+    sending = hist[hist["status"].isin(["active", "completed"])]
+    candidates.append(_ts(sending["_dlt_valid_from"]).groupby(sending["id"]).min())
+    both = pd.concat([c.rename(str(i)) for i, c in enumerate(candidates)], axis=1)
     return both.min(axis=1).reindex(f["campaigns"]["id"]).dropna()
 
 
@@ -169,21 +178,23 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
     # campaign_performance: contacted, human repliers, auto and unclassified replies, human_reply_rate
     cp = pd.DataFrame(index=pd.Index(sorted(current), name="campaign_id"))
     cp["count_contacted"] = contacted(f).reindex(cp.index)
-    cp["count_human_replied"] = (
-        rc[rc["is_human"]].groupby("campaign_id")["email_l"].nunique().reindex(cp.index).fillna(0)
-    )
+    # human repliers: the campaign's replied recipients with a human reply from their address
+    replied = r[r["replied_at"].notna()][["campaign_id", "email_l"]].drop_duplicates()
+    human_repliers = replied.merge(rc[rc["is_human"]][["campaign_id", "email_l"]].drop_duplicates())
+    cp["count_human_replied"] = human_repliers.groupby("campaign_id").size().reindex(cp.index).fillna(0)
     cp["auto_reply_count"] = (
         (rc["reply_class"] == "auto_reply").groupby(rc["campaign_id"]).sum().reindex(cp.index).fillna(0)
     )
     cp["unclassified_reply_count"] = (
         (rc["reply_class"] == "unclassified").groupby(rc["campaign_id"]).sum().reindex(cp.index).fillna(0)
     )
-    cp["human_reply_rate"] = _pct(cp["count_human_replied"], cp["count_contacted"])
+    cp["human_reply_rate"] = _ratio(cp["count_human_replied"], cp["count_contacted"], 0.0)
     _compare(
         mart["campaign_performance"],
         cp.reset_index(),
         ["campaign_id"],
         "campaign_performance (engagement columns)",
+        tol=RATE_TOL,
     )
 
     # reply_outcomes: the class of each reply_type
@@ -240,7 +251,11 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
 
     # campaign_weekly
     d = f["daily"][f["daily"]["campaign_id"].isin(current)]
-    weekly_parts = [d.assign(w=week_start(d["date"])).groupby(["campaign_id", "w"])["sent"].sum().rename("count_sent")]
+    dw = d.assign(w=week_start(d["date"]))
+    weekly_parts = [
+        dw.groupby(["campaign_id", "w"])["sent"].sum().rename("count_sent"),
+        dw.groupby(["campaign_id", "w"])["date"].nunique().rename("count_observed_days"),
+    ]
     rw = rc[rc["received_at"].notna()].assign(w=lambda x: week_start(_day(x["received_at"])))
     weekly_parts += [
         rw.groupby(["campaign_id", "w"]).size().rename("count_replies"),
@@ -253,6 +268,9 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
         b.assign(w=week_start(_day(b["bounced_at"]))).groupby(["campaign_id", "w"]).size().rename("count_bounced")
     )
     weekly = pd.concat(weekly_parts, axis=1).fillna(0).reset_index().rename(columns={"w": "week_start"})
+    # the grain: a week with any send, reply or bounce; sends unknown (null) on a week no day of which was observed
+    weekly = weekly[(weekly["count_sent"] > 0) | (weekly["count_replies"] > 0) | (weekly["count_bounced"] > 0)]
+    weekly["count_sent"] = weekly["count_sent"].where(weekly["count_observed_days"] > 0)
     iso = pd.to_datetime(weekly["week_start"]).dt.isocalendar()
     weekly["iso_year"], weekly["iso_week"] = (
         iso["year"].astype("int64"),
@@ -264,7 +282,9 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
     # launch_cohorts
     launch = first_sent_at(f)
     contact = contacted(f)
-    first_positive = rc[rc["is_positive"] & rc["received_at"].notna()].groupby(["campaign_id", "email_l"])[
+    positive_rc = rc.merge(replied, on=["campaign_id", "email_l"])  # among the replied recipients
+    first_positive = positive_rc[positive_rc["is_positive"] & positive_rc["received_at"].notna()].groupby(
+        ["campaign_id", "email_l"])[
         "received_at"].min().map(lambda t: pd.Timestamp(t).tz_convert("UTC") if pd.Timestamp(t).tzinfo else
                                  pd.Timestamp(t).tz_localize("UTC")).reset_index()  # fmt: skip
     rows = []
@@ -279,12 +299,12 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
             positive = sum(int((_ts(first_positive.loc[first_positive["campaign_id"] == cid, "received_at"])
                                 <= launch[cid] + pd.Timedelta(days=days)).sum()) for cid in mature)  # fmt: skip
             row[f"count_campaigns_{days}d"] = len(mature)
-            row[f"reply_rate_{days}d"] = round(100.0 * replied / den, 2) if den else np.nan
-            row[f"positive_reply_rate_{days}d"] = round(100.0 * positive / den, 2) if den else np.nan
+            row[f"reply_rate_{days}d"] = round(100.0 * replied / den, 2) / 100 if den else np.nan
+            row[f"positive_reply_rate_{days}d"] = round(100.0 * positive / den, 2) / 100 if den else np.nan
         rows.append(row)
     cohorts = pd.DataFrame(rows)
     got = mart["launch_cohorts"].assign(launch_week=_day(mart["launch_cohorts"]["launch_week"]))
-    _compare(got, cohorts, ["launch_week"], "launch_cohorts")
+    _compare(got, cohorts, ["launch_week"], "launch_cohorts", tol=RATE_TOL)
     assert (_ts(mart["launch_cohorts"]["as_of_at"]) == now).all(), "launch_cohorts.as_of_at is the service's now"
 
     # send_time_performance: each contacted recipient at the local weekday and hour of its last send (a zone
@@ -309,13 +329,15 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
         )
         .reset_index()
     )
-    stp["human_reply_rate"] = _pct(stp["human_replies"], stp["sends"])
-    stp["reply_rate"] = _pct(stp["replies"], stp["sends"])
+    stp["human_reply_rate"] = _ratio(stp["human_replies"], stp["sends"])
+    stp["reply_rate"] = _ratio(stp["replies"], stp["sends"])
+    stp["open_rate"] = _ratio(stp["opens"], stp["sends"])
     _compare(
         mart["send_time_performance"],
         stp,
         ["workspace_id", "weekday", "hour"],
         "send_time_performance",
+        tol=RATE_TOL,
     )
 
     # company_rollup: domains of recipients and repliers; campaigns in the 30 days up to the service's now
@@ -337,7 +359,10 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
         ra[ra["is_positive"]].groupby(keys).size().rename("count_positive_replies"),
         ra.groupby(keys)["email_l"].nunique().rename("count_contacts_replied"),
     ], axis=1), how="outer").fillna(0).reset_index()  # fmt: skip
-    company["is_multi_campaign_30d"] = company["count_campaigns_last_30d"] > 1
+    # a free-mail domain is unrelated people, never an over-contacted company
+    company["is_multi_campaign_30d"] = (company["count_campaigns_last_30d"] > 1) & ~company["company_domain"].isin(
+        FREE_MAIL
+    )
     _compare(mart["company_rollup"], company, keys, "company_rollup")
     free = mart["company_rollup"][mart["company_rollup"]["company_domain"].isin(FREE_MAIL)]
     assert free["is_free_mail_domain"].all()

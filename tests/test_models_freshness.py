@@ -79,7 +79,7 @@ def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> Non
     lines = demo_summary(report.bi_path or "").splitlines()
     assert lines[-4] == "Sources: 3/6 fresh"
     assert lines[-3].startswith("  campaign_stats: error") and lines[-1].startswith("  workspaces: warn")
-    assert any(line.startswith("Human reply rate: ") for line in lines)
+    assert any(line.startswith("Of contacted recipients: reply rate ") for line in lines)
 
 
 def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(

@@ -18,6 +18,8 @@ from devtools.synthetic import make_raw_warehouse
 from models.build import build
 
 POSITIVE = {"interested", "meeting_booked", "meeting_request", "positive"}
+#: reply types whose class is auto_reply or bounce (dbt_project.yml's reply_classes): not written by a person
+MACHINE_TYPES = {"out_of_office", "auto_reply", "bounce", "bounced", "undeliverable"}
 STATUSES = {"pending", "active", "sent", "replied", "bounced", "unsubscribed", "completed"}
 
 
@@ -33,6 +35,19 @@ def _pct(num: pd.Series, den: pd.Series) -> pd.Series:
     den = den.astype("float64")
     out = (100.0 * num / den.replace(0, np.nan)).round(2)
     return out
+
+
+def _ratio(num: pd.Series, den: pd.Series, when_empty: float = np.nan) -> pd.Series:
+    """A rate as the metric dictionary defines it: a fraction 0 to 1, rounded as the service rounds (Python's
+    round of the percentage to 2 decimals, / 100); `when_empty` over 0."""
+    out = [
+        when_empty if not d or d != d else round(100.0 * float(n) / float(d), 2) / 100
+        for n, d in zip(num, den, strict=True)
+    ]
+    return pd.Series(out, index=num.index, dtype="float64")
+
+
+RATE_TOL = 1e-12
 
 
 def _utc_date(series: pd.Series) -> pd.Series:
@@ -127,18 +142,19 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out["count_unsubscribed"] = pick("totals__unsubscribed", None)
     rep = f["replies"]
     out["count_replies"] = rep.groupby("campaign_id").size().reindex(out.index).fillna(0)
-    out["count_positive_replies"] = (
-        rep[rep["is_positive"]].groupby("campaign_id")["email_l"].nunique().reindex(out.index).fillna(0)
-    )
-    out["delivery_rate"] = _pct(out["count_delivered"], out["count_sent"])
-    out["open_rate"] = _pct(out["count_opened"], out["count_delivered"])
-    out["click_rate"] = _pct(out["count_clicked"], out["count_delivered"])
-    out["reply_rate"] = _pct(out["count_replied"], out["count_delivered"])
-    out["reply_rate_of_delivered"] = out["reply_rate"]
-    out["positive_reply_rate"] = _pct(out["count_positive_replies"], out["count_delivered"])
-    out["bounce_rate"] = _pct(out["count_bounced"], out["count_sent"])
-    out["unsubscribe_rate"] = _pct(out["count_unsubscribed"], out["count_delivered"])
     r = f["recipients"]
+    contacted_rows = r[r["current_step"].fillna(0) > 0].groupby("campaign_id").size().reindex(out.index).fillna(0)
+    out["count_contacted"] = (out["count_recipients"] - s["totals__pending"].reindex(out.index).fillna(0)).where(
+        pd.Series(has, index=out.index), contacted_rows
+    )
+    # human and positive repliers: the campaign's replied recipients whose replies include such a class
+    replied = r[r["replied_at"].notna()][["campaign_id", "email_l"]].drop_duplicates()
+    classes = replied.merge(rep[["campaign_id", "email_l", "reply_type", "is_positive"]], on=["campaign_id", "email_l"])
+    human = classes[~classes["reply_type"].str.lower().isin(MACHINE_TYPES)]
+    out["count_human_replied"] = human.groupby("campaign_id")["email_l"].nunique().reindex(out.index).fillna(0)
+    out["count_positive_replies"] = (
+        classes[classes["is_positive"]].groupby("campaign_id")["email_l"].nunique().reindex(out.index).fillna(0)
+    )
     step = r["current_step"].fillna(0)
     out["count_reached_follow_up"] = r[step >= 2].groupby("campaign_id").size().reindex(out.index).fillna(0)
     out["max_step_reached"] = step.groupby(r["campaign_id"]).max().reindex(out.index).fillna(0)
@@ -151,41 +167,102 @@ def expected_campaign_performance(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return out.rename_axis("campaign_id").reset_index()
 
 
+def expected_campaign_rates(cp: pd.DataFrame) -> pd.DataFrame:
+    """The rates of the metric dictionary from the expected counts (0 over 0 contacted, as the service)."""
+    out = cp[["campaign_id"]].copy()
+    contacted = cp["count_contacted"]
+    for rate, count in (
+        ("open_rate", "count_opened"),
+        ("click_rate", "count_clicked"),
+        ("reply_rate", "count_replied"),
+        ("bounce_rate", "count_bounced"),
+        ("unsubscribe_rate", "count_unsubscribed"),
+        ("human_reply_rate", "count_human_replied"),
+        ("positive_reply_rate", "count_positive_replies"),
+    ):
+        out[rate] = _ratio(cp[count], contacted, 0.0)
+    out["progress_rate"] = _ratio(contacted, cp["count_recipients"], 0.0)
+    out["delivery_rate"] = _ratio(cp["count_delivered"], cp["count_sent"])
+    out["reply_rate_per_delivered_message"] = _ratio(cp["count_replied"], cp["count_delivered"])
+    out["human_reply_rate_per_delivered_message"] = _ratio(cp["count_human_replied"], cp["count_delivered"])
+    return out
+
+
+def _wilson(x: int, n: int) -> tuple[float, float]:
+    z = norm.ppf(0.975)
+    p = x / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def _holm(p: list[float]) -> list[float]:
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    out, running = [0.0] * len(p), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        out[i] = running
+    return out
+
+
 def expected_variants(f: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The A/B test per estimated recipient, from scipy's normal distribution and Holm written out here."""
+    stats = f["stats"].set_index("campaign_id")
     rows = []
     for cid, group in f["variants"].groupby("campaign_id"):
-        g = group.assign(sent=group["sent"].fillna(0), replied=group["replied"].fillna(0))
-        for _, v in g.iterrows():
-            others = g[g["index"] != v["index"]]
-            rate = round(100 * v["replied"] / v["sent"], 2) if v["sent"] else np.nan
+        g = group.assign(sent=group["sent"].fillna(0).astype(int), replied=group["replied"].fillna(0).astype(int))
+        recs = []
+        for _, v in g.sort_values("index").iterrows():
             rec: dict[str, object] = {
                 "campaign_id": cid,
-                "variant_index": v["index"],
+                "variant_index": int(v["index"]),
                 "count_sent": v["sent"],
                 "count_replied": v["replied"],
-                "reply_rate": rate,
-                "reply_rate_of_sent": rate,
+                "estimated_recipients": np.nan,
+                "reply_rate": np.nan,
+                "reply_rate_ci_low": np.nan,
+                "reply_rate_ci_high": np.nan,
+                "p_value": np.nan,
+                "adjusted_p_value": np.nan,
+                "is_winner": False,
             }
-            z = p = np.nan
-            if len(others):
-                share = (others["replied"] / others["sent"].replace(0, np.nan)).fillna(-1)
-                best = (
-                    others.assign(share=share)
-                    .sort_values(["share", "sent", "index"], ascending=[False, False, True])
-                    .iloc[0]
-                )
-                rec["compared_variant_index"] = best["index"]
-                n1, x1, n2, x2 = v["sent"], v["replied"], best["sent"], best["replied"]
-                if n1 > 0 and n2 > 0 and 0 < x1 + x2 < n1 + n2:
+            if cid in stats.index:
+                st = stats.loc[cid]
+                contacted = int(st["totals__recipients"]) - int(st["totals__pending"])
+                if st["totals__sent"] > 0 and contacted > 0:
+                    est = max(round(v["sent"] * contacted / st["totals__sent"]), int(v["replied"]))
+                    rec["estimated_recipients"] = est
+                    if est:
+                        rec["reply_rate"] = v["replied"] / est
+                        rec["reply_rate_ci_low"], rec["reply_rate_ci_high"] = _wilson(int(v["replied"]), est)
+            recs.append(rec)
+        estimates = [r["estimated_recipients"] for r in recs]
+        if len(recs) > 1 and all(e == e and e for e in estimates):  # type: ignore[comparison-overlap]
+            leader = max(recs, key=lambda r: (r["reply_rate"], r["estimated_recipients"], -r["variant_index"]))  # type: ignore[operator]
+            others = [r for r in recs if r is not leader]
+            raw = []
+            for o in others:
+                x1, n1 = int(leader["count_replied"]), int(leader["estimated_recipients"])  # type: ignore[call-overload]
+                x2, n2 = int(o["count_replied"]), int(o["estimated_recipients"])  # type: ignore[call-overload]
+                if 0 < x1 + x2 < n1 + n2:
                     pool = (x1 + x2) / (n1 + n2)
                     z = (x1 / n1 - x2 / n2) / np.sqrt(pool * (1 - pool) * (1 / n1 + 1 / n2))
-                    p = 2 * norm.sf(abs(z))
-            else:
-                rec["compared_variant_index"] = np.nan
-            rec["z_score"] = z
-            rec["p_value"] = p
-            rec["is_winner"] = bool(z > 0 and p < 0.05) if not np.isnan(z) else False
-            rows.append(rec)
+                    o["p_value"] = 2 * norm.sf(abs(z))
+                raw.append(1.0 if o["p_value"] != o["p_value"] else float(o["p_value"]))  # type: ignore[arg-type]
+            adjusted = _holm(raw)
+            for o, adj in zip(others, adjusted, strict=True):
+                o["adjusted_p_value"] = adj if o["p_value"] == o["p_value"] else np.nan
+            weakest = max(range(len(others)), key=lambda i: (raw[i], adjusted[i]))
+            leader["p_value"] = others[weakest]["p_value"]
+            leader["adjusted_p_value"] = others[weakest]["adjusted_p_value"]
+            leader["is_winner"] = (
+                min(estimates) >= 100
+                and all(a < 0.05 for a in adjusted)
+                and all(  # type: ignore[type-var]
+                    o["p_value"] == o["p_value"] for o in others
+                )
+            )
+        rows.extend(recs)
     return pd.DataFrame(rows)
 
 
@@ -218,21 +295,25 @@ def check_marts(warehouse: Path) -> None:
     # campaign_performance
     exp_cp = expected_campaign_performance(f)
     _compare(mart["campaign_performance"], exp_cp, ["campaign_id"], "campaign_performance")
+    _compare(
+        mart["campaign_performance"], expected_campaign_rates(exp_cp), ["campaign_id"], "campaign rates", tol=RATE_TOL
+    )
 
-    # variant_performance (p-values from scipy, not the SQL erf approximation)
+    # variant_performance (the A/B test recomputed with scipy, independent of models/ab_test.py)
     exp_v = expected_variants(f)
+    fractions = ["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high", "p_value", "adjusted_p_value"]
     _compare(
         mart["variant_performance"],
-        exp_v.drop(columns=["z_score", "p_value"]),
+        exp_v.drop(columns=fractions),
         ["campaign_id", "variant_index"],
         "variant_performance",
     )
     _compare(
         mart["variant_performance"],
-        exp_v[["campaign_id", "variant_index", "z_score", "p_value"]],
+        exp_v[["campaign_id", "variant_index", *fractions]],
         ["campaign_id", "variant_index"],
-        "variant_performance z/p",
-        tol=1e-4,
+        "variant_performance rates and p",
+        tol=RATE_TOL,
     )
 
     # recipient_funnel
@@ -255,9 +336,8 @@ def check_marts(warehouse: Path) -> None:
     steps = r.assign(step=r["current_step"].fillna(0), rep=(r["status"] == "replied"))
     steps = steps.groupby(["campaign_id", "step"]).agg(count_recipients=("id", "size"), count_replied=("rep", "sum"))
     steps = steps.reset_index().rename(columns={"step": "current_step"})
-    steps["reply_rate"] = _pct(steps["count_replied"], steps["count_recipients"])
-    steps["reply_rate_of_recipients"] = steps["reply_rate"]
-    _compare(mart["followup_steps"], steps, ["campaign_id", "current_step"], "followup_steps")
+    steps["reply_rate"] = _ratio(steps["count_replied"], steps["count_recipients"]).where(steps["current_step"] > 0)
+    _compare(mart["followup_steps"], steps, ["campaign_id", "current_step"], "followup_steps", tol=RATE_TOL)
 
     # reply_outcomes
     rc = rep[rep["campaign_id"].isin(current)]
@@ -294,9 +374,17 @@ def check_marts(warehouse: Path) -> None:
     parts.append(
         rc.assign(d=_utc_date(rc["received_at"])).groupby(["campaign_id", "d"]).size().rename("count_replies_received")
     )
-    daily = pd.concat(parts, axis=1).fillna(0).reset_index().rename(columns={"d": "activity_date"})
+    daily = pd.concat(parts, axis=1)
+    observed = daily["count_sent"].notna()
+    daily = daily.fillna(0).assign(is_send_observed=observed).reset_index().rename(columns={"d": "activity_date"})
     daily = daily.sort_values(["campaign_id", "activity_date"])
-    daily["cumulative_sent"] = daily.groupby("campaign_id")["count_sent"].cumsum()
+    daily["cumulative_sent"] = daily.groupby("campaign_id")["count_sent"].cumsum().where(daily["is_send_observed"])
+    daily["count_sent"] = daily["count_sent"].where(daily["is_send_observed"])
+    # the grain: a day with activity, or an observed day from the campaign's creation on
+    created = daily["campaign_id"].map(_utc_date(f["campaigns"].set_index("id")["created_at"]))
+    active = daily[["count_opened", "count_clicked", "count_replied", "count_bounced", "count_replies_received"]]
+    keep = (daily["count_sent"].fillna(0) > 0) | (active.sum(axis=1) > 0)
+    daily = daily[keep | (daily["is_send_observed"] & (daily["activity_date"] >= created))]
     got = mart["campaign_daily"].assign(activity_date=pd.to_datetime(mart["campaign_daily"]["activity_date"]).dt.date)
     _compare(got, daily, ["campaign_id", "activity_date"], "campaign_daily")
 
@@ -335,18 +423,25 @@ def check_marts(warehouse: Path) -> None:
         count_campaigns=("campaign_id", "size"),
         count_sent=("count_sent", "sum"),
         count_delivered=("count_delivered", "sum"),
+        count_contacted=("count_contacted", "sum"),
         count_replied=("count_replied", "sum"),
+        count_human_replied=("count_human_replied", "sum"),
         count_bounced=("count_bounced", "sum"),
     )
     cp["count_active_campaigns"] = exp_cp[exp_cp["campaign_status"] == "active"].groupby("workspace_id").size()
     cp["count_mailboxes"] = cur.groupby("workspace_id").size()
     cp["count_replies"] = rep.groupby("workspace_id").size()
     cp = cp.reindex(f["workspaces"]["id"]).fillna(0)
-    cp["reply_rate"] = _pct(cp["count_replied"], cp["count_delivered"])
-    cp["reply_rate_of_delivered"] = cp["reply_rate"]
-    cp["bounce_rate"] = _pct(cp["count_bounced"], cp["count_sent"])
+    cp["reply_rate"] = _ratio(cp["count_replied"], cp["count_contacted"], 0.0)
+    cp["human_reply_rate"] = _ratio(cp["count_human_replied"], cp["count_contacted"], 0.0)
+    cp["bounce_rate"] = _ratio(cp["count_bounced"], cp["count_contacted"], 0.0)
+    cp["reply_rate_per_delivered_message"] = _ratio(cp["count_replied"], cp["count_delivered"])
     _compare(
-        mart["workspace_overview"], cp.rename_axis("workspace_id").reset_index(), ["workspace_id"], "workspace_overview"
+        mart["workspace_overview"],
+        cp.rename_axis("workspace_id").reset_index(),
+        ["workspace_id"],
+        "workspace_overview",
+        tol=RATE_TOL,
     )
 
     # lead_engagement

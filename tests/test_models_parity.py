@@ -33,8 +33,13 @@ def test_dbt_equals_the_runner_on_a_synced_sandbox_warehouse(make_sandbox: Calla
     assert parity.max_float_diff == 0.0
     assert parity.added_columns["campaign_performance"] == [
         "workspace_name", "count_contacted", "count_human_replied", "auto_reply_count", "unclassified_reply_count",
-        "reply_rate_of_delivered", "human_reply_rate",
+        "progress_rate", "human_reply_rate", "reply_rate_per_delivered_message",
+        "human_reply_rate_per_delivered_message", "is_first_send_observed",
     ]  # fmt: skip
+    # the metric dictionary's redefinitions are listed, not compared; every other column still equals the runner's
+    assert "reply_rate" in parity.redefined_columns["campaign_performance"]
+    assert parity.removed_columns["variant_performance"] == ["compared_reply_rate"]
+    assert parity.rows_outside_new_grain > 0  # the runner's all-zero days before a campaign existed
     assert parity.added_columns["reply_outcomes"] == ["reply_class"]
 
 

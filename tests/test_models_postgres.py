@@ -201,3 +201,48 @@ def test_postgres_build_equals_duckdb_build_on_a_workspace_history(pg_server: An
     figures = _compare(_duckdb_marts(warehouse), _pg_marts(dsn))
     assert figures["tables"] == 17 and figures["empty"] == []
     print(f"\nPostgreSQL vs DuckDB (workspace history): {figures}")
+    # the same table and column docs as comments on both engines (persist_docs), none empty
+    pg_comments, duck_comments = _pg_comments(dsn), _duckdb_comments(warehouse)
+    assert pg_comments == duck_comments and len(pg_comments) > 17 * 5
+    assert all(text and text.strip() for text in pg_comments.values())
+    assert "count_human_replied / count_contacted" in pg_comments[("campaign_performance", "human_reply_rate")]
+
+
+def _pg_comments(dsn: str) -> dict[tuple[str, str], str | None]:
+    """(table, "") -> the table's comment and (table, column) -> the column's, of every mart on PostgreSQL."""
+    import psycopg2
+
+    con = psycopg2.connect(dsn)
+    try:
+        with con.cursor() as cur:
+            cur.execute(
+                "select c.relname, coalesce(a.attname, ''), "
+                "case when a.attname is null then obj_description(c.oid, 'pg_class') "
+                "else col_description(c.oid, a.attnum) end "
+                "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
+                "left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
+                "where n.nspname = 'reporting' and c.relkind = 'r' "
+                "union all select c.relname, '', obj_description(c.oid, 'pg_class') from pg_class c "
+                "join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'reporting' and c.relkind = 'r'"
+            )
+            return {(str(t), str(col)): text for t, col, text in cur.fetchall()}
+    finally:
+        con.close()
+
+
+def _duckdb_comments(path: Path) -> dict[tuple[str, str], str | None]:
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as w (read_only)")
+        tables = con.execute(
+            "select table_name, '', comment from duckdb_tables() "
+            "where database_name = 'w' and schema_name = 'reporting'"
+        ).fetchall()
+        columns = con.execute(
+            "select table_name, column_name, comment from duckdb_columns() where database_name = 'w' "
+            "and schema_name = 'reporting' and table_name in (select table_name from duckdb_tables() "
+            "where database_name = 'w' and schema_name = 'reporting')"
+        ).fetchall()
+        return {(str(t), str(c)): text for t, c, text in tables + columns}
+    finally:
+        con.close()

@@ -66,19 +66,21 @@ def _workspace(bi: Path) -> str:
 
 
 def test_tiles_equal_workspace_overview_and_mailbox_health(old_bi: Path) -> None:
+    """Without the models' contacted count and human reply rate: the reply rate over the contacted recipients the
+    page derives (recipients - pending), as the metric dictionary defines reply_rate."""
     bi = old_bi
     data = load(bi)
     assert not (data.features.human_reply_rate or data.features.reply_class or data.features.send_time_performance)
-    for workspace_id, reply_rate, positive, bounce_rate in sql(
-        bi, "select workspace_id, reply_rate, count_positive_replies, bounce_rate from reporting.workspace_overview"
+    for workspace_id, positive in sql(
+        bi, "select workspace_id, count_positive_replies from reporting.workspace_overview"
     ):
         tiles = _tiles(data.for_workspace(workspace_id))
-        contacted = sql(
+        contacted, replied, bounced = sql(
             bi,
-            "select sum(count_recipients - count_pending) from reporting.campaign_performance "
-            "where workspace_id = ? and count_sent > 0",
+            "select sum(count_recipients - count_pending) filter (where count_sent > 0), sum(count_replied), "
+            "sum(count_bounced) from reporting.campaign_performance where workspace_id = ?",
             [workspace_id],
-        )[0][0]
+        )[0]
         healthy, total = sql(
             bi,
             "select count(*) filter (where is_active and reputation_score >= ? and (not is_warmup_enabled "
@@ -86,13 +88,32 @@ def test_tiles_equal_workspace_overview_and_mailbox_health(old_bi: Path) -> None
             [HEALTHY_REPUTATION, HEALTHY_WARMUP, workspace_id],
         )[0]
         assert tiles["contacted"][1] == contacted > 0
-        assert tiles["reply_rate"][:2] == ("reply rate", reply_rate)
+        assert tiles["reply_rate"][:2] == ("reply rate", round(100 * replied / contacted, 2))
         assert tiles["positive"][1] == positive > 0
-        assert tiles["bounce_rate"][1] == bounce_rate
+        assert tiles["bounce_rate"][1] == round(100 * bounced / contacted, 2)
         assert tiles["mailboxes_healthy"][1:] == (healthy, f" of {total}")
     every = _tiles(data)
-    sent, bounced = sql(bi, "select sum(count_sent), sum(count_bounced) from reporting.workspace_overview")[0]
-    assert every["bounce_rate"][1] == pytest.approx(100 * bounced / sent, abs=0.005)
+    contacted, bounced = sql(
+        bi,
+        "select sum(count_recipients - count_pending) filter (where count_sent > 0), sum(count_bounced) "
+        "from reporting.campaign_performance",
+    )[0]
+    assert every["bounce_rate"][1] == pytest.approx(100 * bounced / contacted, abs=0.005)
+
+
+def _check_daily(daily: pd.DataFrame, expected: list[tuple[Any, ...]]) -> None:
+    """The page's days: every day from the first to the last kept; sends NaN (a gap) where the table has null
+    or no row, replies 0 where it has no row."""
+    table = {row[0]: row[1:] for row in expected}
+    missing = (None,) + (0,) * (len(expected[0]) - 2)  # a day without a row: sends unknown, no replies
+    assert len(daily) == (max(table) - min(table)).days + 1
+    for row in daily.itertuples(index=False):
+        sent, *replies = table.get(row.activity_date, missing)
+        got_sent = None if pd.isna(row.count_sent) else int(row.count_sent)
+        assert (got_sent, *(int(getattr(row, c)) for c in _REPLY_COLUMNS[: len(replies)])) == (sent, *replies)
+
+
+_REPLY_COLUMNS = ("count_replies_received", "count_positive_replies_received")
 
 
 def test_campaign_charts_equal_their_tables(bi: Path) -> None:
@@ -103,22 +124,24 @@ def test_campaign_charts_equal_their_tables(bi: Path) -> None:
     )
     row = sql(
         bi,
-        "select count_recipients - count_pending, count_opened, count_clicked, count_replied, "
-        "count_positive_replies from reporting.campaign_performance where campaign_id = ?",
+        "select count_contacted, count_replied, count_human_replied, count_positive_replies "
+        "from reporting.campaign_performance where campaign_id = ?",
         [campaign_id],
     )[0]
-    assert list(funnel_stages(part.campaigns)["count_recipients"]) == list(row)
+    stages = list(funnel_stages(part.campaigns, part.features)["count_recipients"])
+    assert stages == list(row) and stages == sorted(stages, reverse=True)  # the funnel never widens
 
     variants = variant_rows(part.variants, part.campaigns)
     expected = sql(
         bi,
-        "select variant_index, count_sent, count_replied, reply_rate, is_winner "
+        "select variant_index, count_sent, count_replied, estimated_recipients, reply_rate, is_winner "
         "from reporting.variant_performance where campaign_id = ? order by variant_index",
         [campaign_id],
     )
-    got = variants[["variant_index", "count_sent", "count_replied", "reply_rate", "is_winner"]]
+    got = variants[["variant_index", "count_sent", "count_replied", "estimated_recipients", "reply_rate", "is_winner"]]
     assert [tuple(r) for r in got.itertuples(index=False)] == expected
-    assert ((variants["ci_low"] <= variants["reply_rate"]) & (variants["reply_rate"] <= variants["ci_high"])).all()
+    assert ((variants["ci_low"] <= variants["rate_pct"]) & (variants["rate_pct"] <= variants["ci_high"])).all()
+    assert list(variants["rate_pct"]) == pytest.approx([100 * r[4] for r in expected])
 
     daily = daily_series(part.daily)
     expected_daily = sql(
@@ -127,7 +150,7 @@ def test_campaign_charts_equal_their_tables(bi: Path) -> None:
         "where campaign_id = ? order by activity_date",
         [campaign_id],
     )
-    assert [(r.activity_date, r.count_sent, r.count_replies_received) for r in daily.itertuples()] == expected_daily
+    _check_daily(daily, expected_daily)
 
 
 def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
@@ -142,7 +165,7 @@ def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
         "group by 1 order by 1",
         [workspace_id],
     )
-    assert [tuple(r) for r in daily.itertuples(index=False)] == expected
+    _check_daily(daily, expected)
     assert len(expected) > 14  # the whole kept history, not the API's 14 days
 
     outcomes = outcome_classes(data.outcomes)
@@ -243,20 +266,23 @@ def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> N
     assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance
     assert data.features.count_contacted
 
-    rows = sql(
-        bi,
-        "select human_reply_rate, count_contacted from reporting.campaign_performance "
-        "where human_reply_rate is not null",
-    )
+    human, contacted = sql(
+        bi, "select sum(count_human_replied), sum(count_contacted) from reporting.campaign_performance"
+    )[0]
     label, value, _ = _tiles(data)["reply_rate"]
     assert label == "human reply rate"
-    assert value == pytest.approx(sum(r * n for r, n in rows) / sum(n for _, n in rows), abs=0.005)
+    assert value == round(100 * human / contacted, 2)
+    for workspace_id, rate, bounce in sql(
+        bi, "select workspace_id, human_reply_rate, bounce_rate from reporting.workspace_overview"
+    ):
+        tiles = _tiles(data.for_workspace(workspace_id))  # a workspace's tiles are its overview row's rates
+        assert (tiles["reply_rate"][1], tiles["bounce_rate"][1]) == (round(100 * rate, 2), round(100 * bounce, 2))
     campaign_id, rate = sql(
         bi,
         "select campaign_id, human_reply_rate from reporting.campaign_performance where human_reply_rate > 0 limit 1",
     )[0]
     one = dict(load(bi).campaign_parts())[campaign_id]
-    assert _tiles(one)["reply_rate"][1] == rate
+    assert _tiles(one)["reply_rate"][1] == round(100 * rate, 2)
     assert (
         _tiles(data)["contacted"][1] == sql(bi, "select sum(count_contacted) from reporting.campaign_performance")[0][0]
     )
@@ -276,7 +302,7 @@ def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> N
     assert len(cells) > 24
     for weekday, hour, sends, rate in cells:
         assert grid.loc[(weekday, hour), "sends"] == sends
-        assert grid.loc[(weekday, hour), "human_reply_rate"] == pytest.approx(rate, abs=0.005, nan_ok=True)
+        assert grid.loc[(weekday, hour), "human_reply_rate"] == pytest.approx(100 * rate, abs=0.005, nan_ok=True)
     page = write_report(bi, tmp_path / "report.html").read_text()
     assert "(reporting.send_time_performance)" in page and "Reply messages by class" in page
 

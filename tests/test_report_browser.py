@@ -2,9 +2,10 @@
 
 From a warehouse synced for real from a `small` sandbox (two workspaces, a simulated day apart):
 no console error and no request outside the file, every chart drawn, and the numbers shown on
-the page (the KPI tiles' text, the funnel's and the daily chart's plotted values) equal to the
-reporting tables, for every workspace together, one workspace and one campaign picked in the
-page's filter. Screenshots go to the test's tmp dir and to bench/out/ (git-ignored).
+the page (the KPI tiles' text, the funnel's and the daily chart's plotted values, the funnel in the
+page's embedded data, narrowing from contacted to positive) equal to the reporting tables, for every
+workspace together, one workspace and one campaign picked in the page's filter. Screenshots go to the
+test's tmp dir and to bench/out/ (git-ignored).
 """
 
 from __future__ import annotations
@@ -73,6 +74,17 @@ def _plotted(opened: OpenedPage, chart: str, trace: int, axis: str) -> list[floa
     return values
 
 
+def _decoded(values: Any) -> list[float]:
+    """A plotly array from the page's JSON: a list, or plotly's typed-array form {dtype, bdata} (base64)."""
+    if isinstance(values, list):
+        return values
+    import base64
+
+    import numpy as np
+
+    return np.frombuffer(base64.b64decode(values["bdata"]), dtype=np.dtype(values["dtype"])).tolist()
+
+
 def _pick(opened: OpenedPage, select: str, value: str, scope: str) -> None:
     """Choose in the page's filter and wait until every chart is drawn again."""
     opened.page.select_option(select, value)
@@ -113,65 +125,71 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
         )
         assert [link for link in links if not link.startswith(("#", "data:", "blob:"))] == []  # drawn DOM too
 
-        # the reply tile is the human reply rate, weighted by contacted recipients
-        contacted, reply_rate, positive, bounce_rate = sql(
+        # the reply tile is the human reply rate over contacted recipients (the metric dictionary's)
+        contacted, human, positive, bounced = sql(
             bi,
-            "select sum(count_contacted), round(sum(human_reply_rate * count_contacted) filter (where "
-            "human_reply_rate is not null) / sum(count_contacted) filter (where human_reply_rate is not null), 2), "
-            "sum(count_positive_replies), round(100.0 * sum(count_bounced) / sum(count_sent), 2) "
+            "select sum(count_contacted), sum(count_human_replied), sum(count_positive_replies), sum(count_bounced) "
             "from reporting.campaign_performance",
         )[0]
         assert _tile_texts(opened) == [
             f"{contacted:,}",
-            f"{reply_rate:.2f}%",
+            f"{round(100 * human / contacted, 2):.2f}%",
             f"{positive:,}",
-            f"{bounce_rate:.2f}%",
+            f"{round(100 * bounced / contacted, 2):.2f}%",
             _mailbox_tile(bi, None),
         ]
-        days = sql(bi, "select sum(count_sent), sum(count_replies_received) from reporting.campaign_daily")[0]
-        assert (sum(_plotted(opened, "daily", 0, "y")), sum(_plotted(opened, "daily", 1, "y"))) == days
-
-        workspace_id, bounce_rate, ws_positive = sql(
+        # the page's embedded data (what every chart is drawn from): the funnel narrows from contacted to positive
+        store = opened.evaluate("JSON.parse(document.getElementById('report-data').textContent)")
+        embedded = store["scopes"]["all"]["funnel"]["data"][0]
+        stages = sql(
             bi,
-            "select workspace_id, bounce_rate, count_positive_replies from reporting.workspace_overview "
-            "order by workspace_name desc limit 1",
+            "select sum(count_contacted), sum(count_replied), sum(count_human_replied), "
+            "sum(count_positive_replies) from reporting.campaign_performance",
         )[0]
-        reply_rate = sql(
+        assert list(embedded["y"]) == ["contacted", "replied", "replied as a person", "positive"]
+        assert _decoded(embedded["x"]) == list(stages) == sorted(stages, reverse=True) and stages[-1] > 0
+        assert _plotted(opened, "funnel", 0, "x") == list(stages)
+        days = sql(bi, "select sum(count_sent), sum(count_replies_received) from reporting.campaign_daily")[0]
+        sent = [v for v in _plotted(opened, "daily", 0, "y") if v is not None]
+        assert (sum(sent), sum(_plotted(opened, "daily", 1, "y"))) == days
+        workspace_id, ws_human, bounce_rate, ws_positive = sql(
             bi,
-            "select round(sum(human_reply_rate * count_contacted) / sum(count_contacted), 2) "
-            "from reporting.campaign_performance where workspace_id = ? and human_reply_rate is not null",
-            [workspace_id],
-        )[0][0]
+            "select workspace_id, human_reply_rate, bounce_rate, count_positive_replies "
+            "from reporting.workspace_overview order by workspace_name desc limit 1",
+        )[0]
         _pick(opened, "#workspace", workspace_id, f"w:{workspace_id}")
         _all_drawn(opened)
         tiles = _tile_texts(opened)
         assert tiles[1:] == [
-            f"{reply_rate:.2f}%",
+            f"{round(100 * ws_human, 2):.2f}%",
             f"{ws_positive:,}",
-            f"{bounce_rate:.2f}%",
+            f"{round(100 * bounce_rate, 2):.2f}%",
             _mailbox_tile(bi, workspace_id),
         ]
-
         campaign_id, *funnel = sql(
             bi,
-            "select campaign_id, count_contacted, count_opened, count_clicked, count_replied, "
-            "count_positive_replies from reporting.campaign_performance where workspace_id = ? "
+            "select campaign_id, count_contacted, count_replied, count_human_replied, count_positive_replies "
+            "from reporting.campaign_performance where workspace_id = ? and count_variants > 1 "
             "order by count_replied desc limit 1",
             [workspace_id],
         )[0]
         _pick(opened, "#campaign", campaign_id, f"c:{campaign_id}")
         _all_drawn(opened)
-        assert _plotted(opened, "funnel", 0, "x") == funnel
-        daily = sql(
-            bi,
-            "select activity_date::varchar, count_sent from reporting.campaign_daily where campaign_id = ? "
-            "order by activity_date",
-            [campaign_id],
+        assert _plotted(opened, "funnel", 0, "x") == funnel == sorted(funnel, reverse=True)
+        daily = dict(
+            sql(
+                bi,
+                "select activity_date::varchar, count_sent from reporting.campaign_daily where campaign_id = ? "
+                "order by activity_date",
+                [campaign_id],
+            )
         )
-        assert list(zip(_plotted(opened, "daily", 0, "x"), _plotted(opened, "daily", 0, "y"), strict=True)) == daily
+        drawn = dict(zip(_plotted(opened, "daily", 0, "x"), _plotted(opened, "daily", 0, "y"), strict=True))
+        assert {day: drawn[day] for day in daily} == daily  # null (unobserved) days drawn as gaps
+        assert all(value is None for day, value in drawn.items() if day not in daily)
         variants = sql(
             bi,
-            "select reply_rate from reporting.variant_performance where campaign_id = ? order by variant_index",
+            "select 100 * reply_rate from reporting.variant_performance where campaign_id = ? order by variant_index",
             [campaign_id],
         )
         assert _plotted(opened, "variants", 0, "x") == pytest.approx([r or 0.0 for (r,) in variants])
@@ -210,11 +228,15 @@ def _docs_site_opens(warehouse: Path, tmp_path: Path) -> None:
     site = generate_docs(resolve_target(warehouse))
     with HeadlessChromium(tmp_path / "docs-profile") as browser:
         opened = browser.open(site, ready="document.querySelectorAll('a').length > 20", timeout_s=60, serve=True)
+        # the home page: the metric dictionary (models/metrics.yml)
+        opened.page.wait_for_function("document.body.innerText.includes('Metric dictionary')", timeout=30_000)
+        home = " ".join(opened.evaluate("document.body.innerText").split())
+        assert "progress_rate" in home and "reply_rate_per_delivered_message" in home, home[:2000]
         opened.page.goto(opened.page.url.split("#")[0] + "#!/model/model.outreach.campaign_performance")
         opened.page.wait_for_function("document.body.innerText.includes('human_reply_rate')", timeout=30_000)
         text = " ".join(opened.evaluate("document.body.innerText").split())
-        # the column's doc from the yml, and its type from the warehouse's catalog
-        assert "human_reply_rate DOUBLE % count_human_replied / count_contacted" in text, text[:2000]
+        # the column's doc from the dictionary's docs block, and its type from the warehouse's catalog
+        assert "human_reply_rate DOUBLE" in text and "count_human_replied / count_contacted" in text, text[:2000]
         opened.page.screenshot(path=str(tmp_path / "docs.png"), full_page=True)
     assert opened.outside_requests == [], opened.outside_requests
     assert all(UNEXPANDED_TEMPLATE in url for url in opened.failed_requests), opened.failed_requests

@@ -1,4 +1,4 @@
-"""Unit tests of the dashboard's single functions: intervals, rounding, weekdays, the figure store, escaping."""
+"""Unit tests of the dashboard's single functions: rounding, weekdays, the figure store, escaping, small samples."""
 
 from __future__ import annotations
 
@@ -8,25 +8,20 @@ import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-from scipy.stats import binomtest
 
 from dashboard.charts import kpi_figure, variants_figure
 from dashboard.data import iso_weekday
 from dashboard.errors import ReportError
-from dashboard.metrics import round2, variant_rows, wilson_interval
+from dashboard.metrics import MIN_SAMPLE, pct, round2, send_time_grid, variant_rows
 from dashboard.page import Scope, _script_json, _split_layout, figure_store
 from dashboard.report import CHARTS
 
 
-@pytest.mark.parametrize(("replied", "sent"), [(0, 10), (3, 10), (10, 10), (17, 250), (1, 1), (480, 1000)])
-def test_wilson_interval_equals_scipy(replied: int, sent: int) -> None:
-    low, high = wilson_interval(replied, sent)
-    expected = binomtest(replied, sent).proportion_ci(confidence_level=0.95, method="wilson")
-    assert (low, high) == pytest.approx((100 * expected.low, 100 * expected.high), abs=1e-6)
-
-
-def test_wilson_interval_without_sends_is_none() -> None:
-    assert wilson_interval(0, 0) == (None, None)
+@pytest.mark.parametrize(("part", "whole"), [(21, 160), (6, 217), (1, 3), (107, 4000), (0, 5)])
+def test_pct_rounds_as_the_service(part: int, whole: int) -> None:
+    """The page's percentages round as the service's rates (sandbox/views.py) and the models' ratio()."""
+    assert pct(part, whole) == round(100.0 * part / whole, 2)
+    assert pct(1, 0) is None
 
 
 @pytest.mark.parametrize("value", [1.005, 2.675, 0.125, 12.345, 99.995, 7.8349999, 0.0, 33.333333, 66.666666])
@@ -94,11 +89,59 @@ def test_variant_labels_tell_campaigns_of_one_name_apart() -> None:
             "count_variants_in_campaign": [2] * 4,
             "count_sent": [100, 100, 80, 80],
             "count_replied": [5, 9, 4, 4],
-            "reply_rate": [5.0, 9.0, 5.0, 5.0],
+            "estimated_recipients": [50, 50, 40, 40],
+            "reply_rate": [0.1, 0.18, 0.1, 0.1],
+            "reply_rate_ci_low": [0.04, 0.1, 0.04, 0.04],
+            "reply_rate_ci_high": [0.2, 0.3, 0.2, 0.2],
             "p_value": [0.2, 0.2, 1.0, 1.0],
+            "adjusted_p_value": [0.2, 0.2, 1.0, 1.0],
             "is_winner": [False] * 4,
+            "test_state": ["no winner yet"] * 4,
+            "recipients_needed": [300, 300, 9000, 9000],
         }
     )
     campaigns = pd.DataFrame({"campaign_id": ["aaaaaa1", "bbbbbb2"], "campaign_name": ["Launch", "Launch"]})
     labels = list(variants_figure(variant_rows(variants, campaigns)).data[0].y)
     assert labels == ["Launch (aaaaaa) · v0", "Launch (aaaaaa) · v1", "Launch (bbbbbb) · v0", "Launch (bbbbbb) · v1"]
+
+
+def test_small_samples_are_greyed_with_their_n_and_single_variants_not_drawn() -> None:
+    variants = pd.DataFrame(
+        {
+            "workspace_id": ["w1"] * 3,
+            "campaign_id": ["a", "a", "solo"],
+            "variant_index": [0, 1, 0],
+            "subject": ["s"] * 3,
+            "count_variants_in_campaign": [2, 2, 1],
+            "count_sent": [30, 90, 500],
+            "count_replied": [3, 9, 50],
+            "estimated_recipients": [MIN_SAMPLE - 1, 60, 250],
+            "reply_rate": [3 / 19, 0.15, 0.2],
+            "reply_rate_ci_low": [0.05, 0.08, 0.15],
+            "reply_rate_ci_high": [0.38, 0.26, 0.25],
+            "p_value": [0.9, 0.9, None],
+            "adjusted_p_value": [0.9, 0.9, None],
+            "is_winner": [False] * 3,
+            "test_state": ["no winner yet", "no winner yet", "single variant"],
+            "recipients_needed": [5000, 4960, None],
+        }
+    )
+    campaigns = pd.DataFrame({"campaign_id": ["a", "solo"], "campaign_name": ["A/B", "Solo"]})
+    rows = variant_rows(variants, campaigns)
+    assert list(rows["campaign_id"]) == ["a", "a"]  # the campaign without variants is not drawn
+    bar = variants_figure(rows).data[0]
+    assert list(bar.text) == [f"n={MIN_SAMPLE - 1}", ""]
+    assert bar.marker.color[0] != bar.marker.color[1]
+    assert list(bar.x) == pytest.approx([100 * 3 / 19, 15.0])
+    unsent = variants[variants["campaign_id"] == "a"].assign(count_sent=0, count_replied=0)
+    assert variant_rows(unsent, campaigns).empty  # an A/B campaign that sent nothing draws no empty rows
+    solo = variant_rows(variants[variants["campaign_id"] == "solo"], campaigns.iloc[1:])
+    assert solo.empty and "no A/B test here" in variants_figure(solo).layout.annotations[0].text
+    grid = send_time_grid(
+        pd.DataFrame(
+            {"weekday": [1, 2], "hour": [9, 10], "sends": [5, 40], "replies": [1, 8], "human_reply_rate": [0.2, 0.2]}
+        )
+    )
+    small = grid[grid["is_small"]]
+    assert list(zip(small["weekday"], small["hour"], strict=True)) == [(1, 9)]
+    assert grid.loc[(grid["weekday"] == 2) & (grid["hour"] == 10), "human_reply_rate"].item() == 20.0

@@ -37,6 +37,30 @@
     else {{ round_to('100.0 * cast(' ~ numerator ~ ' as ' ~ type_double() ~ ') / cast(' ~ denominator ~ ' as ' ~ type_double() ~ ')', 2) }} end
 {%- endmacro %}
 
+{#- A fraction from 0 to 1 (the unit of every `*_rate` column): numerator / denominator rounded as the service
+    rounds its rates (a percentage to 2 decimals, so the fraction to 4), hence equal to the stats endpoint's
+    rates.* / 100 as the same double. Rounding is monotone, so human_reply_rate <= reply_rate survives it. Null
+    (not an error) when the denominator is 0 or null, or `when_empty` (the primary rates give 0, as the service). -#}
+{% macro ratio(numerator, denominator, when_empty='null') -%}
+    case when coalesce({{ denominator }}, 0) = 0 then {{ when_empty }}
+    else {{ service_round('(100.0 * cast(' ~ numerator ~ ' as ' ~ type_double() ~ ') / cast(' ~ denominator ~ ' as ' ~ type_double() ~ '))') }} / 100.0 end
+{%- endmacro %}
+
+{#- A percentage rounded to 2 decimals as the service (Python's round) rounds it: to the nearest of the double's
+    exact binary value, an exact tie (x.xx5 representable, e.g. 13.125) to even. DuckDB 2 rounds the exact binary
+    value with ties away from zero, so only exact ties need the rule; they are the values where x * 100 ends in .5
+    and the tie is a dyadic fraction (2k + 1 divisible by 25), which also rules out a near-tie whose product
+    rounded to .5. PostgreSQL rounds via numeric (15 significant digits): a near-tie such as 2.67499999999999982
+    (the double of 2.675) can round up there, 0.0001 from the service's figure as a fraction. -#}
+{% macro service_round(x) -%}
+    case
+        when {{ x }} * 100 = floor({{ x }} * 100) + 0.5
+            and mod(2 * cast(floor({{ x }} * 100) as {{ dbt.type_bigint() }}) + 1, 25) = 0
+            then (floor({{ x }} * 100) + mod(cast(floor({{ x }} * 100) as {{ dbt.type_bigint() }}), 2)) / 100.0
+        else {{ round_to(x, 2) }}
+    end
+{%- endmacro %}
+
 {#- round(x, n) on a double, giving a double (PostgreSQL rounds only numeric). -#}
 {% macro round_to(expression, digits) %}{{ return(adapter.dispatch('round_to', 'outreach')(expression, digits)) }}{% endmacro %}
 {% macro default__round_to(expression, digits) -%}
@@ -157,4 +181,9 @@
 {#- The domain of an email address (the text after its '@'), lower case; null without one. -#}
 {% macro email_domain(address) -%}
     nullif({{ dbt.split_part(address, "'@'", 2) }}, '')
+{%- endmacro %}
+
+{#- The address's domain is one of the var free_mail_domains (case-insensitive, blanks ignored). -#}
+{% macro free_mail(domain) -%}
+    (lower(trim({{ domain }})) in ('{{ var("free_mail_domains", []) | map("lower") | map("trim") | join("', '") }}'))
 {%- endmacro %}

@@ -20,7 +20,7 @@ replies as (
 activity as (
     select
         campaign_id, send_date as activity_date, count_sent as sent,
-        0 as replies, 0 as human, 0 as positive, 0 as auto, 0 as bounced
+        0 as replies, 0 as human, 0 as positive, 0 as auto, 0 as bounced, 1 as observed
     from daily_sends
     union all
     select
@@ -28,10 +28,10 @@ activity as (
         case when {{ is_human_reply_class('reply_class') }} then 1 else 0 end,
         case when reply_class = 'positive' then 1 else 0 end,
         case when reply_class = 'auto_reply' then 1 else 0 end,
-        0
+        0, 0
     from replies
     union all
-    select campaign_id, {{ utc_date('bounced_at') }}, 0, 0, 0, 0, 0, 1
+    select campaign_id, {{ utc_date('bounced_at') }}, 0, 0, 0, 0, 0, 1, 0
     from recipients
 ),
 
@@ -39,6 +39,8 @@ weekly as (
     select
         campaign_id,
         {{ iso_week_start('activity_date') }} as week_start,
+        cast(count(distinct case when observed = 1 then activity_date end) as {{ dbt.type_bigint() }})
+            as count_observed_days,
         cast(sum(sent) as {{ dbt.type_bigint() }}) as count_sent,
         cast(sum(replies) as {{ dbt.type_bigint() }}) as count_replies,
         cast(sum(human) as {{ dbt.type_bigint() }}) as count_human_replies,
@@ -56,7 +58,9 @@ final as (
         weekly.week_start,
         {{ iso_year('weekly.week_start') }} as iso_year,
         {{ iso_week('weekly.week_start') }} as iso_week,
-        weekly.count_sent,
+        weekly.count_observed_days,
+        -- messages sent on the week's observed days; null when the send history covers none of them
+        case when weekly.count_observed_days > 0 then weekly.count_sent end as count_sent,
         weekly.count_replies,
         weekly.count_human_replies,
         weekly.count_positive_replies,
@@ -64,6 +68,8 @@ final as (
         weekly.count_bounced
     from weekly
     inner join campaigns on weekly.campaign_id = campaigns.campaign_id
+    -- the grain: a week with any send, reply or bounce (observed zero-send days alone make no row)
+    where weekly.count_sent > 0 or weekly.count_replies > 0 or weekly.count_bounced > 0
 )
 
 select * from final

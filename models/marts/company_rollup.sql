@@ -137,8 +137,9 @@ final as (
         joined.count_contacts_reached,
         joined.count_campaigns_reached,
         joined.count_campaigns_last_30d,
-        joined.count_campaigns_last_30d > 1 as is_multi_campaign_30d,
-        joined.company_domain in ('{{ var("free_mail_domains", []) | map("lower") | join("', '") }}') as is_free_mail_domain,
+        -- a free-mail domain is many unrelated people, not one company: never an over-contacted company
+        joined.count_campaigns_last_30d > 1 and not {{ free_mail('joined.company_domain') }} as is_multi_campaign_30d,
+        {{ free_mail('joined.company_domain') }} as is_free_mail_domain,
         joined.last_touched_at,
         joined.count_replies,
         joined.count_positive_replies,

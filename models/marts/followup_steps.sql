@@ -32,8 +32,9 @@ final as (
         with_totals.count_recipients,
         {{ pct('with_totals.count_recipients', 'with_totals.campaign_recipients') }} as pct_of_recipients,
         with_totals.count_replied,
-        {{ pct('with_totals.count_replied', 'with_totals.count_recipients') }} as reply_rate,
-        {{ pct('with_totals.count_replied', 'with_totals.count_recipients') }} as reply_rate_of_recipients
+        -- replied recipients over the contacted recipients who stopped at this step (step 0: not contacted)
+        case when with_totals.current_step > 0
+            then {{ ratio('with_totals.count_replied', 'with_totals.count_recipients') }} end as reply_rate
     from with_totals
     inner join campaigns on with_totals.campaign_id = campaigns.campaign_id
 )

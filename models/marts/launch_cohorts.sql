@@ -17,11 +17,16 @@ recipients as (
 ),
 
 positive_replies as (
-    -- each positive replier's first positive reply per campaign
-    select campaign_id, lead_email, min(received_at) as first_positive_at
-    from {{ ref('stg_replies') }}
-    where is_positive and received_at is not null
-    group by campaign_id, lead_email
+    -- each positive replier's first positive reply per campaign, among the campaign's replied recipients
+    -- (as campaign_performance.count_positive_replies), so positive never exceeds replied
+    select replies.campaign_id, replies.lead_email, min(replies.received_at) as first_positive_at
+    from {{ ref('stg_replies') }} as replies
+    inner join {{ ref('stg_campaign_recipients') }} as replied_recipients
+        on replies.campaign_id = replied_recipients.campaign_id
+        and replies.lead_email = replied_recipients.lead_email
+        and replied_recipients.replied_at is not null
+    where replies.is_positive and replies.received_at is not null
+    group by replies.campaign_id, replies.lead_email
 ),
 
 replied_by as (
@@ -99,8 +104,8 @@ final as (
         last_launch_at
         {%- for days in horizons %},
         count_campaigns_{{ days }}d,
-        {{ pct('replied_' ~ days ~ 'd', 'contacted_' ~ days ~ 'd') }} as reply_rate_{{ days }}d,
-        {{ pct('positive_' ~ days ~ 'd', 'contacted_' ~ days ~ 'd') }} as positive_reply_rate_{{ days }}d
+        {{ ratio('replied_' ~ days ~ 'd', 'contacted_' ~ days ~ 'd') }} as reply_rate_{{ days }}d,
+        {{ ratio('positive_' ~ days ~ 'd', 'contacted_' ~ days ~ 'd') }} as positive_reply_rate_{{ days }}d
         {%- endfor %},
         as_of_at
     from cohorts

@@ -1,7 +1,9 @@
 -- Per workspace, weekday and hour of the send in the campaign's time zone: recipients sent to then, and
--- of them who opened, replied and replied as a person. The API keeps one send time per recipient (its
--- last message, the one a reply answers when follow-ups stop on reply), so each contacted recipient
--- counts once, at the local weekday and hour of last_sent_at.
+-- of them who opened, replied and replied as a person. An approximation, and why: the API keeps one send
+-- time per recipient (last_sent_at, its latest message) and no per-message send log. For a recipient who
+-- replied in a campaign that stops on reply, the latest message is the one the reply answered, so
+-- repliers are bucketed exactly; a recipient who never replied is bucketed by the last follow-up, not by
+-- every message they got. Each contacted recipient counts once; rates are fractions of those recipients.
 with campaigns as (
     select
         campaigns.campaign_id,
@@ -61,9 +63,9 @@ final as (
         cast(opens as {{ dbt.type_bigint() }}) as opens,
         cast(replies as {{ dbt.type_bigint() }}) as replies,
         cast(human_replies as {{ dbt.type_bigint() }}) as human_replies,
-        {{ pct('opens', 'sends') }} as open_rate,
-        {{ pct('replies', 'sends') }} as reply_rate,
-        {{ pct('human_replies', 'sends') }} as human_reply_rate
+        {{ ratio('opens', 'sends') }} as open_rate,
+        {{ ratio('replies', 'sends') }} as reply_rate,
+        {{ ratio('human_replies', 'sends') }} as human_reply_rate
     from slots
 )
 

@@ -26,7 +26,10 @@ campaign_facts as (
         cast(sum(count_replied) as {{ dbt.type_bigint() }}) as count_replied,
         cast(sum(count_positive_replies) as {{ dbt.type_bigint() }}) as count_positive_replies,
         cast(sum(count_bounced) as {{ dbt.type_bigint() }}) as count_bounced,
-        cast(sum(count_unsubscribed) as {{ dbt.type_bigint() }}) as count_unsubscribed
+        cast(sum(count_unsubscribed) as {{ dbt.type_bigint() }}) as count_unsubscribed,
+        cast(sum(count_clicked) as {{ dbt.type_bigint() }}) as count_clicked,
+        cast(sum(count_contacted) as {{ dbt.type_bigint() }}) as count_contacted,
+        cast(sum(count_human_replied) as {{ dbt.type_bigint() }}) as count_human_replied
     from campaigns
     group by workspace_id
 ),
@@ -72,11 +75,18 @@ final as (
         coalesce(campaign_facts.count_unsubscribed, 0) as count_unsubscribed,
         coalesce(reply_facts.count_replies, 0) as count_replies,
         coalesce(reply_facts.count_unread_replies, 0) as count_unread_replies,
-        {{ pct('campaign_facts.count_opened', 'campaign_facts.count_delivered') }} as open_rate,
-        {{ pct('campaign_facts.count_replied', 'campaign_facts.count_delivered') }} as reply_rate,
-        {{ pct('campaign_facts.count_replied', 'campaign_facts.count_delivered') }} as reply_rate_of_delivered,
-        {{ pct('campaign_facts.count_positive_replies', 'campaign_facts.count_delivered') }} as positive_reply_rate,
-        {{ pct('campaign_facts.count_bounced', 'campaign_facts.count_sent') }} as bounce_rate,
+        coalesce(campaign_facts.count_clicked, 0) as count_clicked,
+        coalesce(campaign_facts.count_contacted, 0) as count_contacted,
+        coalesce(campaign_facts.count_human_replied, 0) as count_human_replied,
+        -- the same definitions as campaign_performance's, over the workspace's summed counts
+        {{ ratio('campaign_facts.count_opened', 'campaign_facts.count_contacted', '0') }} as open_rate,
+        {{ ratio('campaign_facts.count_clicked', 'campaign_facts.count_contacted', '0') }} as click_rate,
+        {{ ratio('campaign_facts.count_replied', 'campaign_facts.count_contacted', '0') }} as reply_rate,
+        {{ ratio('campaign_facts.count_human_replied', 'campaign_facts.count_contacted', '0') }} as human_reply_rate,
+        {{ ratio('campaign_facts.count_positive_replies', 'campaign_facts.count_contacted', '0') }} as positive_reply_rate,
+        {{ ratio('campaign_facts.count_bounced', 'campaign_facts.count_contacted', '0') }} as bounce_rate,
+        {{ ratio('campaign_facts.count_unsubscribed', 'campaign_facts.count_contacted', '0') }} as unsubscribe_rate,
+        {{ ratio('campaign_facts.count_replied', 'campaign_facts.count_delivered') }} as reply_rate_per_delivered_message,
         mailbox_facts.avg_reputation_score,
         coalesce(mailbox_facts.sent_today, 0) as sent_today,
         coalesce(mailbox_facts.daily_send_capacity, 0) as daily_send_capacity,

@@ -12,7 +12,8 @@ renamed as (
         daily_send_limit,
         sent_today,
         reputation_score,
-        warmup__health_score as warmup_health_score,
+        -- no warmup, no warmup health: the service reports 0.0 then, which reads as a failing mailbox
+        case when coalesce(warmup__enabled, false) then warmup__health_score end as warmup_health_score,
         coalesce(is_active, false) as is_active,
         coalesce(warmup__enabled, false) as is_warmup_enabled,
         _dlt_valid_to is null as is_current,
