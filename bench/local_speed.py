@@ -9,7 +9,7 @@ ours needs: `merge` on `id` into the same DuckDB destination.
 - `dicts_parquet`: the same dicts, `loader_file_format="parquet"` (dlt converts in normalize).
 - `arrow_page`: one typed pyarrow table per 200-row page (ours' shaping, no batching).
 - `ours_arrow_10k`: ours' path (pipelines/source.py): typed pyarrow tables of 10,000 rows built by
-  `pipelines.shaping.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
+  `pipelines.recipients_arrow.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
   pipeline (`pipelines.sync.make_pipeline`: its DuckDB destination and settings).
 
 Memory flatness: ours' path also runs on `--default-rows` rows, to put its peak beside the 1M figure.
@@ -79,7 +79,7 @@ def recipient_pages(rows: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def _resource(path: str, rows: int) -> Any:
     import dlt
 
-    from pipelines.shaping import recipients_table
+    from pipelines.recipients_arrow import recipients_table
 
     synced = datetime.now(UTC)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.http_burst import post_burst
-from pipelines import spool
+from pipelines import spool, spool_reader
 from receiver.signature import sign
 
 SECRET = "bench-secret-not-real"
@@ -199,8 +199,8 @@ def run(deliveries: int, concurrency: int, sweep: list[int]) -> dict[str, Any]:
                 }
         finally:
             _stop(proc)
-        snap = spool.snapshot(spool_dir)
-        ids = [r["event_id"] for f in (*snap.sealed, *snap.live) for r in spool.read_records(f)]
+        snap = spool_reader.snapshot(spool_dir)
+        ids = [r["event_id"] for f in (*snap.sealed, *snap.live) for r in spool_reader.read_records(f)]
         expected = {spool.event_id_for(json.loads(b)) for c in rounds for b in bodies[c]}
     main_round = results[concurrency]
     bare_rate = deliveries / bare_s

@@ -11,8 +11,9 @@ over it (what the report's data and charts add on top of loading plotly.js at al
     .venv/bin/python bench/report_scale.py --warehouse data/outreach.duckdb --runs 5
 
 Render time: wall clock from navigation to the page's "every chart drawn" signal, median of
-``--runs`` loads (each in a new tab of one browser; the first load is also reported). Limits of
-issue 16: under 10 MB and under 3 s; the exit status is 1 when either is exceeded.
+``--runs`` loads (each in a new tab of one browser; the first load is also reported). Limits (a
+dashboard a reader opens from a mail or a share): under 10 MB and under 3 s; the exit status is 1 when either
+is exceeded.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scale-out: time, requests and memory of `outreach sync` as the number of workspaces grows (issue 14).
+"""Scale-out: time, requests and memory of `outreach sync` as the number of workspaces grows.
 
     python -m bench.scale_out [--n 1 10 50 200] [--workers W] [--batch-size B] [--workdir DIR]
 

@@ -1,4 +1,5 @@
-"""The sync scenarios of issue 7: each side on its own sandbox (same seed, same scale, same clock moves).
+"""The sync scenarios of the memory and speed benchmarks: each side on its own sandbox (same seed, same scale,
+same clock moves).
 
 For one side: start a sandbox (out of process), optionally run an unmeasured full sync and move the
 simulated clock, then measure one sync in a child process, then check the warehouse against an

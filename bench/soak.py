@@ -1,4 +1,4 @@
-"""Soak (issue 12): many quick syncs in a row under faults, a model build after each, a BI reader throughout.
+"""Soak: many quick syncs in a row under faults, a model build after each, a BI reader throughout.
 
     python -m bench.soak [--rounds 50] [--scale small] [--workspaces 2] [--advance-s 7200] [--fault-rate 0.10]
                          [--workdir DIR]

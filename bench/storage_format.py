@@ -1,4 +1,4 @@
-"""What writing the old storage format costs (issue 11): v1.0.0, which DuckDB 1.1+ and BI tools read, vs v2.0.0.
+"""What writing the old storage format costs: v1.0.0, which DuckDB 1.1+ and BI tools read, vs v2.0.0.
 
     python -m bench.storage_format [--recipients 1000000] [--repeats 3] [--workdir DIR]
 

@@ -1,6 +1,7 @@
 """Pacing at the service's default rate limit: a sync needing > 240 requests on one key.
 
-Target (issue 3): elapsed <= 1.15 x (requests / 2 per second) and <= 1% of responses are 429.
+Target (the pacing must use the budget, not waste it or exceed it): elapsed <= 1.15 x (requests / 2 per second)
+and <= 1% of responses are 429.
 The sandbox (out of process) enforces 120 requests per key in any trailing 60 s; requests and
 429s are counted server-side (/_sandbox/metrics). Prints one JSON line.
 

@@ -41,7 +41,7 @@ KEYS = {
     "followup_steps": ["campaign_id", "current_step"],
     "workspace_overview": ["workspace_id"],
     "lead_engagement": ["workspace_id", "lead_email"],
-    # marts of models issue 15 (dbt only: the runner never built them)
+    # the engagement marts (dbt only: the runner never built them)
     "lead_timeline": ["event_id"],
     "campaign_event_daily": ["campaign_id", "activity_date"],
     "campaign_weekly": ["campaign_id", "week_start"],
@@ -51,7 +51,7 @@ KEYS = {
     "workspace_credits_daily": ["workspace_id", "activity_date"],
 }
 
-#: columns the metric dictionary redefined on purpose (docs/DESIGN.md, "Round 3 additions", Metrics: rates are
+#: columns the metric dictionary redefined on purpose (the contract in docs/DESIGN.md, Metrics: rates are
 #: fractions over contacted recipients, as the service's; first sends never from last_sent_at; the A/B test per
 #: estimated recipient; warmup health null while warmup is off): listed, not compared. Columns the runner had
 #: and dbt dropped with them are listed as removed.

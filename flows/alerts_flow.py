@@ -48,7 +48,7 @@ def check_replies(spool_dir: str | Path | None = None, duckdb_path: str | Path |
     warehouse writer lock while it writes, as every writer does."""
     from alerts import after_events
     from pipelines.lock import warehouse_writer
-    from pipelines.run import load_spool_events
+    from pipelines.warehouse_prep import load_spool_events
 
     settings = resolve_settings(duckdb_path=duckdb_path)
     target = warehouse_target(settings)

@@ -38,7 +38,8 @@ def check_duckdb(path: Path) -> None:
         try:
             con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
         except duckdb.IOException as exc:
-            from pipelines.diagnose import damage_problem, lock_holder
+            from pipelines.diagnose import damage_problem
+            from pipelines.duckdb_file import lock_holder
 
             if lock_holder(path) is None:  # nobody holds it: the file itself cannot be read
                 line = damage_problem(path) or f"cannot open warehouse {path}: {_first_line(exc)}"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from models.freshness import FreshnessReport
+    from models.freshness_outcome import FreshnessReport
 
 FAILED = frozenset({"error", "fail", "runtime error", "skipped", "partial success"})
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import duckdb
 
-from models.freshness import FreshnessReport, read_freshness
+from models.freshness import read_freshness
+from models.freshness_outcome import FreshnessReport
 from models.settings import WarehouseTarget
 
 

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 from pipelines.accounts import Workspace
 from pipelines.client import OutreachClient
 from pipelines.deadline import Deadline
+from pipelines.drift import DriftGuard
 from pipelines.errors import OutreachError
 from pipelines.fanout import Emit, Stopped
 from pipelines.progress import WorkspaceProgress
 from pipelines.quarantine import TABLE_ENDPOINTS, Rejection, protected_tables, rejection
 from pipelines.recipient_pages import PageGuide, StoredCampaign
 from pipelines.settings import PRIMARY_KEYS
-from pipelines.shaping import DriftGuard
 from pipelines.state import WorkspaceState
 
 log = logging.getLogger(__name__)
@@ -157,7 +157,8 @@ class WorkspacePlan:
             self.progress.rows(table, n)
 
     def service_time(self) -> datetime:
-        """The service's clock (its latest HTTP Date), else this machine's (ROUND2-DECISIONS.md)."""
+        """The service's clock (its latest HTTP Date), else this machine's: history is on the service's clock,
+        so a sandbox's simulated time and a skewed machine clock agree with the API's timestamps."""
         reader = getattr(self.client, "server_time", None)
         seen = reader() if callable(reader) else None
         return seen if isinstance(seen, datetime) else datetime.now(UTC)

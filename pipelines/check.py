@@ -1,5 +1,5 @@
 """`outreach check`: where each setting came from, whether each key works, whether the warehouse can be
-written (issue 11; like `dbt debug`). One line per problem; keys are never printed, only masked.
+written (like `dbt debug`). One line per problem; keys are never printed, only masked.
 
 Origins come from dlt's own config providers (`dlt.config.config_providers`, in lookup order: environment
 variables, .dlt/secrets.toml, .dlt/config.toml), asked for ``[sources.outreach] <name>`` as the sync asks.

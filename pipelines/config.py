@@ -5,7 +5,7 @@
 (``OUTREACH__<NAME>`` also works; a bare ``<NAME>`` never does, so an unrelated ``API_KEY`` in the
 environment is never picked up). The edges (CLI flags, flow parameters, ``python -m pipelines``) call
 `resolve_settings` with what they were given explicitly, which wins over configuration; everything
-below them takes the resolved object. Names and defaults: ROUND2-DECISIONS.md.
+below them takes the resolved object, so one run never mixes two readings of its configuration.
 """
 
 from __future__ import annotations

@@ -1,59 +1,47 @@
-"""Why a warehouse cannot be written, found locally and said in one line (issue 12).
+"""Why a warehouse cannot be written, found locally and said in one line, before any API request is spent.
 
 * `preflight_warehouse(path)`: before the first API request, in well under 2 s, check that the DuckDB
   file can be written; raise a one-line `WarehouseError` naming the cause and the fix. A file in a newer
   storage format than the configured one gets a one-line note (logged), not an error.
-* `root_cause(exc)`: the innermost exception behind dlt's `PipelineStepFailed` and friends.
+* `root_cause(exc)`, `chain(exc)` (from `pipelines.root_cause`): the innermost exception behind dlt's
+  `PipelineStepFailed` and friends.
 * `explain(exc, duckdb_path)`: that root cause as one line with the fix. DuckDB's exceptions carry no
   errno, so a DuckDB error is explained by checking the warehouse again locally (lock holder, header,
   write probe, free space); an `OSError` by its errno. Never by matching message text.
 
-Every finding comes from the file system: the file's first bytes (DuckDB's main header: 8-byte checksum,
-``DUCK``, the storage version number), the lock DuckDB holds on the file (an fcntl record lock over the
-whole file, found with ``F_OFD_GETLK``, which also reports a lock of this process, or ``F_GETLK``), a
-probe file created in the directory, and ``statvfs``.
+Every finding comes from the file system: the file's header and DuckDB's lock on it (`pipelines.duckdb_file`),
+a probe file created in the directory, and ``statvfs``.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
 import os
 import shlex
-import struct
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.duckdb_file import (
+    DUCKDB_MAGIC,
+    HEADERS_SIZE,
+    STORAGE_NUMBERS,
+    lock_holder,
+    sql_path,
+    storage_number,
+)
 from pipelines.errors import OutreachError, WarehouseError
+from pipelines.root_cause import chain as chain
+from pipelines.root_cause import explain_oserror, one_line
+from pipelines.root_cause import root_cause as root_cause
 from pipelines.settings import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
+from pipelines.storage_convert import convert_storage
 
 log = logging.getLogger(__name__)
 
 MIN_FREE_BYTES = 32 * 2**20
 """Below this much free space a sync is refused up front (a quick sync writes a few MB, a full one more)."""
-
-DUCKDB_MAGIC = b"DUCK"
-HEADERS_SIZE = 3 * 4096  # main header + two database headers: the smallest complete DuckDB file
-# storage version number in the main header -> the oldest DuckDB release that writes it
-# (checked against duckdb 2.0: storage_compatibility_version v1.0.0 -> 64, v1.2.0 -> 65 ... v2.0.0 -> 999)
-STORAGE_NUMBERS = {"v1.0": 64, "v1.1": 64, "v1.2": 65, "v1.3": 66, "v1.4": 67, "v1.5": 68, "v2.0": 999}
-_FLOCK = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid (+ padding)
-_F_OFD_GETLK = getattr(fcntl, "F_OFD_GETLK", 36 if sys.platform.startswith("linux") else None)
-
-
-@dataclass(frozen=True)
-class LockHolder:
-    """A process holding DuckDB's lock on a file: `kind` is "read" (a read-only reader) or "write"."""
-
-    pid: int | None
-    kind: str
-
-    def describe(self) -> str:
-        who = f"process {self.pid}{_process_name(self.pid)}" if self.pid else "another process"
-        return f"{who} ({'a read-only reader' if self.kind == 'read' else 'a writer'})"
 
 
 # -- the checks ------------------------------------------------------------------------------------
@@ -72,13 +60,6 @@ def preflight_given(duckdb_path: str | Path | None) -> None:
         problem = warehouse_problem(Path(duckdb_path))
         if problem:
             raise WarehouseError(problem)
-
-
-def preflight_configured(duckdb_path: str | Path | None = None) -> None:
-    """`preflight_warehouse` of the configured DuckDB warehouse (nothing to check for other destinations)."""
-    path = configured_path(duckdb_path)
-    if path is not None:
-        preflight_warehouse(path, str(_setting("duckdb_storage_version") or DEFAULT_STORAGE_VERSION))
 
 
 def preflight_warehouse(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> None:
@@ -131,13 +112,13 @@ def damage_problem(path: Path) -> str | None:
 
     con = duckdb.connect()
     try:
-        con.execute(f"attach '{_sql_path(path)}' as probe (read_only)")
+        con.execute(f"attach '{sql_path(path)}' as probe (read_only)")
         con.execute("select count(*) from duckdb_tables() where database_name = 'probe'").fetchall()
     except duckdb.Error as exc:
         if _in_use(exc):
             return None
         return (
-            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {_one_line(exc)[:120]}): "
+            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {one_line(exc)[:120]}): "
             "restore it from a copy, or move it away (the next sync creates a new one; use --mode full)"
         )
     finally:
@@ -161,70 +142,6 @@ def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSI
     )
 
 
-def storage_number(path: Path) -> int | None:
-    """The storage version number in a DuckDB file's main header, or None (no file, or not DuckDB)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(20)
-    except OSError:
-        return None
-    if len(head) < 20 or head[8:12] != DUCKDB_MAGIC:
-        return None
-    return int.from_bytes(head[12:20], "little")
-
-
-def lock_holder(duckdb_path: Path) -> LockHolder | None:
-    """The other process holding DuckDB's lock on the file (None if free, missing, or held by this process)."""
-    try:
-        fd = os.open(duckdb_path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        probe += b"\0" * (32 - len(probe))
-        command = _F_OFD_GETLK if _F_OFD_GETLK is not None else fcntl.F_GETLK
-        try:
-            answer = fcntl.fcntl(fd, command, probe)
-        except OSError:  # kernel without OFD locks: the process-wide query (cannot see our own lock)
-            answer = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
-        l_type, _whence, _start, _len, l_pid = struct.unpack(_FLOCK, answer[: struct.calcsize(_FLOCK)])
-        if l_type == fcntl.F_UNLCK:
-            return None
-        pid = l_pid if l_pid > 0 else _pid_from_proc_locks(fd)
-        if pid == os.getpid():
-            return None  # this process's own DuckDB instance: DuckDB shares it within the process
-        return LockHolder(pid=pid, kind="read" if l_type == fcntl.F_RDLCK else "write")
-    finally:
-        os.close(fd)
-
-
-# -- root cause and one-line explanations -----------------------------------------------------------
-def chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
-    then an unsuppressed ``__context__``; outermost first, each once."""
-    out: list[BaseException] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        out.append(current)
-        wrapped = getattr(current, "exception", None)
-        if isinstance(wrapped, BaseException):
-            current = wrapped
-        elif current.__cause__ is not None:
-            current = current.__cause__
-        elif not current.__suppress_context__:
-            current = current.__context__
-        else:
-            current = None
-    return out
-
-
-def root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception of :func:`chain`."""
-    return chain(exc)[-1]
-
-
 def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
     """One line naming the real cause of `exc` and the fix.
 
@@ -233,38 +150,19 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
     not DuckDB, read-only, full). Anything else: its type and the first line of its message.
     """
     if isinstance(exc, OutreachError):
-        return _one_line(exc)
+        return one_line(exc)
     root = root_cause(exc)
     if isinstance(root, OutreachError):
-        return _one_line(root)
+        return one_line(root)
     if isinstance(root, OSError) and root.errno is not None:
-        line = _explain_oserror(root)
+        line = explain_oserror(root)
         if line:
             return line
     if duckdb_path is not None and _is_duckdb_error(root):
         problem = warehouse_problem(Path(duckdb_path)) or damage_problem(Path(duckdb_path))
         if problem:
             return problem
-    return f"{type(root).__name__}: {_one_line(root) or 'no message'}"
-
-
-def _explain_oserror(error: OSError) -> str | None:
-    where = f" ({error.filename})" if error.filename else ""
-    if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"no space left on device{where}: free space on that disk (or point the path elsewhere) and rerun"
-    if error.errno == errno.EROFS:
-        return f"read-only file system{where}: point the path at a writable directory (or remount it read-write)"
-    if error.errno in (errno.EACCES, errno.EPERM):
-        return f"permission denied{where}: give this user write access there, or choose another path"
-    if error.errno == errno.EISDIR:
-        return f"a directory is where a file should be{where}: give a file path, or move the directory away"
-    if error.errno == errno.ENOTDIR:
-        return f"a part of the path{where} is a file, not a directory: choose another path"
-    if error.errno == errno.EFBIG:
-        return f"file too large{where}: a file-size limit (ulimit -f) stopped the write; raise it and rerun"
-    if error.errno == errno.ENOENT:
-        return f"no such file or directory{where}: check the path"
-    return None
+    return f"{type(root).__name__}: {one_line(root) or 'no message'}"
 
 
 def _in_use(error: BaseException) -> bool:
@@ -280,11 +178,6 @@ def _is_duckdb_error(error: BaseException) -> bool:
     return isinstance(error, duckdb.Error)
 
 
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else ""
-
-
 # -- helpers ------------------------------------------------------------------------------------------
 def _setting(name: str) -> object:
     """A `[sources.outreach]` setting from dlt config (until the engine's settings object lands on main)."""
@@ -294,18 +187,6 @@ def _setting(name: str) -> object:
         return dlt.config.get(f"sources.outreach.{name}")
     except Exception:  # noqa: BLE001 - a malformed config file: the sync's own resolution reports it
         return None
-
-
-def warehouse_path_of(pipeline: object) -> Path | None:
-    """The DuckDB file a dlt pipeline loads into (None for other destinations or if it cannot be told)."""
-    try:
-        if "duckdb" not in str(pipeline.destination.destination_type).lower():  # type: ignore[attr-defined]
-            return None
-        credentials = pipeline.destination_client().config.credentials  # type: ignore[attr-defined]
-        database = getattr(credentials, "database", None)
-    except Exception:  # noqa: BLE001 - only used to explain another error: never mask it
-        return None
-    return Path(database) if isinstance(database, str) and database else None
 
 
 def _existing_ancestor(path: Path) -> Path:
@@ -390,88 +271,6 @@ def _major_minor(version: str) -> str:
     return f"v{parts[0]}.{parts[1]}" if len(parts) >= 2 else version
 
 
-def _pid_from_proc_locks(fd: int) -> int | None:
-    """The pid of a POSIX lock on the file of `fd` in /proc/locks (Linux), when fcntl could not tell."""
-    inode = os.fstat(fd).st_ino
-    try:
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        fields = line.split()
-        # "1: POSIX  ADVISORY  WRITE 24224 fe:00:2263745 0 EOF" (OFD locks show pid -1)
-        if len(fields) >= 6 and fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
-            pid = int(fields[4]) if fields[4].lstrip("-").isdigit() else -1
-            if pid > 0:
-                return pid
-    return None
-
-
-def _process_name(pid: int | None) -> str:
-    if not pid:
-        return ""
-    try:
-        name = Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-    return f" {name}" if name else ""
-
-
-# -- converting an old warehouse to an older storage format ----------------------------------------
-def convert_storage(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> Path:
-    """Rewrite the warehouse in `storage_version` (every schema, table, view; rows checked), keeping the
-    original as ``<file>.<number>.bak``; returns the backup's path. Nothing may hold the warehouse."""
-    import duckdb
-
-    path = Path(duckdb_path).absolute()
-    problem = warehouse_problem(path)
-    if problem:
-        raise WarehouseError(problem)
-    number = storage_number(path)
-    if number is None:
-        raise WarehouseError(f"warehouse {path} does not exist: nothing to convert")
-    tmp = path.with_name(path.name + ".convert.tmp")
-    backup = path.with_name(f"{path.name}.{number}.bak")
-    for stale in (tmp, Path(f"{tmp}.wal")):
-        stale.unlink(missing_ok=True)
-    con = duckdb.connect()
-    try:
-        con.execute(f"attach '{_sql_path(path)}' as src")
-        con.execute("checkpoint src")  # fold the WAL in: the backup must not leave a WAL behind
-        con.execute(f"attach '{_sql_path(tmp)}' as dst (storage_version '{storage_version}')")
-        con.execute("copy from database src to dst")
-        before = _row_counts(con, "src")
-        after = _row_counts(con, "dst")
-        con.execute("detach dst")
-        con.execute("detach src")
-    finally:
-        con.close()
-    if before != after:
-        tmp.unlink(missing_ok=True)
-        raise WarehouseError(f"converting {path}: row counts differ after the copy; the warehouse was left as it was")
-    os.replace(path, backup)
-    os.replace(tmp, path)
-    return backup
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")
-
-
-def _row_counts(con: object, catalog: str) -> dict[str, int]:
-    import duckdb
-
-    assert isinstance(con, duckdb.DuckDBPyConnection)
-    tables = con.execute(
-        "select schema_name, table_name from duckdb_tables() where database_name = ?", [catalog]
-    ).fetchall()
-    counts: dict[str, int] = {}
-    for schema, table in tables:
-        row = con.execute(f'select count(*) from "{catalog}"."{schema}"."{table}"').fetchone()
-        counts[f"{schema}.{table}"] = int(row[0]) if row else 0
-    return counts
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m pipelines.diagnose convert PATH [--storage-version v1.0.0]`` / ``check PATH``."""
     import argparse
@@ -487,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "convert":
+            problem = warehouse_problem(args.path.absolute())
+            if problem:
+                raise WarehouseError(problem)
             backup = convert_storage(args.path, args.storage_version)
             print(f"{args.path} now in storage format {args.storage_version}; the original is {backup}")
         else:

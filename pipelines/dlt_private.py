@@ -1,4 +1,5 @@
-"""Private dlt internals this package relies on, kept in one place (issue 17).
+"""Private dlt internals this package relies on, kept in one place, so that a dlt upgrade that changes them
+breaks one module and its test.
 
 dlt has no public switch to stop config resolution from being logged to its per-thread trace log
 (`dlt.common.configuration.utils.get_resolved_traces()`, a `TraceLogContext` with `logging_enabled`).

@@ -1,5 +1,5 @@
 """dlt's DuckDB destination with two changes dlt has no public setting for. The one module that uses dlt's
-private DuckDB classes (issue 17); `tests/test_dlt_private.py` fails loudly, naming dlt, when an upgrade
+private DuckDB classes; `tests/test_dlt_private.py` fails loudly, naming dlt, when an upgrade
 changes what it relies on.
 
 1. **Three-part names** ``"<catalog>"."outreach"."<table>"``. DuckDB names a file's catalog after its
@@ -10,8 +10,9 @@ changes what it relies on.
    and dlt refuses an in-memory database with an ATTACH statement. So `catalog_name()` returns the
    file's catalog, as dlt's own MotherDuck client does; dlt's warning about the clash is then moot and
    silenced here at its source (no log filter by message text).
-2. **A merge whose memory does not grow with the rows staged** (issue 7): staged rows are
-   de-duplicated by keeping each key's first row (smallest rowid) instead of numbering every row with
+2. **A merge whose memory does not grow with the rows staged** (a full sync of a large workspace must fit
+   a small machine): staged rows are de-duplicated by keeping each key's first row (smallest rowid)
+   instead of numbering every row with
    ``ROW_NUMBER() OVER (PARTITION BY key)``. dlt's public alternatives do not fit: ``dedup_sort`` keeps
    the window, and declaring the data ``deduplicated`` would insert twice a file that a load resumed
    after a crash copies into staging again.

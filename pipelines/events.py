@@ -28,7 +28,7 @@ import dlt
 from dlt.common.schema.typing import TTableSchemaColumns
 from dlt.extract.resource import DltResource
 
-from pipelines import spool
+from pipelines import spool, spool_reader
 from pipelines.dlt_private import untraced_config
 from pipelines.timestamps import TimestampError, parse_optional
 
@@ -80,12 +80,12 @@ def _event_row(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rows(snap: spool.SpoolSnapshot) -> Iterator[list[dict[str, Any]]]:
+def _rows(snap: spool_reader.SpoolSnapshot) -> Iterator[list[dict[str, Any]]]:
     """One page per spool file; an event seen earlier in this run is skipped."""
     seen: set[str] = set()
     for path in (*snap.sealed, *snap.live):
         page: list[dict[str, Any]] = []
-        for record in spool.read_records(path):
+        for record in spool_reader.read_records(path):
             if record["event_id"] in seen:
                 continue
             seen.add(record["event_id"])
@@ -94,14 +94,16 @@ def _rows(snap: spool.SpoolSnapshot) -> Iterator[list[dict[str, Any]]]:
             yield page
 
 
-def events_resource(spool_dir: Path | str | None = None, snapshot: spool.SpoolSnapshot | None = None) -> DltResource:
+def events_resource(
+    spool_dir: Path | str | None = None, snapshot: spool_reader.SpoolSnapshot | None = None
+) -> DltResource:
     """A dlt resource for table ``events`` from the spool (default ``data/spool/``).
 
     The spool is snapshotted when this is called (sealing files of dead
     writers); the snapshot is on ``resource.spool_snapshot`` for
     `mark_spool_loaded`. A missing spool directory gives an empty resource.
     """
-    snap = snapshot or spool.snapshot(spool_dir or spool.DEFAULT_SPOOL_DIR)
+    snap = snapshot or spool_reader.snapshot(spool_dir or spool.DEFAULT_SPOOL_DIR)
 
     @dlt.resource(
         name=EVENTS_TABLE,
@@ -117,7 +119,9 @@ def events_resource(spool_dir: Path | str | None = None, snapshot: spool.SpoolSn
     return resource
 
 
-def mark_spool_loaded(spool_dir: Path | str | None, files: spool.SpoolSnapshot | Iterable[Path | str] | None) -> int:
+def mark_spool_loaded(
+    spool_dir: Path | str | None, files: spool_reader.SpoolSnapshot | Iterable[Path | str] | None
+) -> int:
     """Move the snapshot's sealed files to ``done/``. Call only after the load committed.
 
     Live files (a running receiver's) stay, and are read again next time.
@@ -125,8 +129,8 @@ def mark_spool_loaded(spool_dir: Path | str | None, files: spool.SpoolSnapshot |
     """
     if files is None:
         return 0
-    paths = tuple(files.sealed if isinstance(files, spool.SpoolSnapshot) else files)
-    moved = spool.mark_loaded(spool_dir or spool.DEFAULT_SPOOL_DIR, paths)
+    paths = tuple(files.sealed if isinstance(files, spool_reader.SpoolSnapshot) else files)
+    moved = spool_reader.mark_loaded(spool_dir or spool.DEFAULT_SPOOL_DIR, paths)
     log.info("spool: %d file(s) marked loaded", len(moved))
     return len(moved)
 
@@ -138,13 +142,13 @@ def load_spool(pipeline: dlt.Pipeline, spool_dir: Path | str | None = None) -> i
     The pipeline must write to the dataset ``outreach``.
     """
     resource = events_resource(spool_dir)
-    snap: spool.SpoolSnapshot = resource.spool_snapshot  # type: ignore[attr-defined]
+    snap: spool_reader.SpoolSnapshot = resource.spool_snapshot  # type: ignore[attr-defined]
     if not snap.sealed and not snap.live:
         return 0
     info = pipeline.run(resource)
     info.raise_on_failed_jobs()
     mark_spool_loaded(spool_dir, snap)
-    spool.prune_done(spool_dir or spool.DEFAULT_SPOOL_DIR, older_than_s=DONE_RETENTION_S)
+    spool_reader.prune_done(spool_dir or spool.DEFAULT_SPOOL_DIR, older_than_s=DONE_RETENTION_S)
     normalized = pipeline.last_trace.last_normalize_info if pipeline.last_trace else None
     counts = normalized.row_counts if normalized else {}
     return int(counts.get(EVENTS_TABLE, 0))
@@ -164,13 +168,13 @@ def replied_events_from_spool(
 ) -> list[dict[str, Any]]:
     """``lead.replied`` payload data (with created_at) from the spool files, done ones included."""
     root = Path(spool_dir or spool.DEFAULT_SPOOL_DIR)
-    snap = spool.snapshot(root)
+    snap = spool_reader.snapshot(root)
     paths = [*snap.sealed, *snap.live]
     if include_done and (root / spool.DONE_DIR).is_dir():
         paths += sorted((root / spool.DONE_DIR).glob("events-*.jsonl"))
     out: list[dict[str, Any]] = []
     for path in paths:
-        for record in spool.read_records(path):
+        for record in spool_reader.read_records(path):
             payload = record.get("payload") or {}
             if payload.get("event") == "lead.replied" and isinstance(payload.get("data"), dict):
                 out.append({**payload["data"], "created_at": payload.get("created_at")})

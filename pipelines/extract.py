@@ -30,12 +30,12 @@ from pipelines.config import OutreachSettings
 from pipelines.deadline import Deadline, interrupted
 from pipelines.destination import Warehouse, make_pipeline
 from pipelines.diagnose import chain
+from pipelines.drift import DriftGuard
 from pipelines.failure import explain
 from pipelines.plan import plan_batch, reguide
 from pipelines.progress import WorkspaceProgress
 from pipelines.quarantine import counts, rejected_resource, rejected_row, summary_line
 from pipelines.runs import current_load_id, outcome_of, run_row, runs_resource
-from pipelines.shaping import DriftGuard
 from pipelines.state import state_resource, state_row
 from pipelines.warehouse import WarehouseReader
 
@@ -203,7 +203,7 @@ def _extract_ok_workspaces(extracted: Extracted, reader: WarehouseReader) -> Non
 
 def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, batch: Batch) -> Any:
     """Type drift coerced and counted, and enum values counted, per workspace, before dlt sees the rows
-    (`pipelines.shaping.DriftGuard`, one per workspace: every row and arrow table carries its workspace_id)."""
+    (`pipelines.drift.DriftGuard`, one per workspace: every row and arrow table carries its workspace_id)."""
     for plan in batch.ok_plans:
         guards[plan.workspace_id] = plan.guard = DriftGuard(base.types)
 
@@ -298,7 +298,7 @@ def _state_rows(batch: Batch) -> list[dict[str, Any]]:
 
 
 def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup | None:
-    """Reply bodies from lead.replied webhook events (pipelines.events, issue 6), if available."""
+    """Reply bodies from lead.replied webhook events (pipelines.events), if available."""
     try:
         from pipelines.events import bodies_from_events
     except ImportError:

@@ -1,4 +1,4 @@
-"""One line for a failure: the real cause behind dlt's wrappers (issue 12 #2).
+"""One line for a failure: the real cause behind dlt's wrappers, which a user can act on.
 
 `explain` is the one place the engine turns an exception into the line a user reads; the work is
 `pipelines.diagnose.explain` (it also checks the warehouse file locally: lock holder, header, write
@@ -28,8 +28,3 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
     from pipelines.diagnose import explain as diagnose_explain
 
     return diagnose_explain(exc, duckdb_path)
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return lines[0][:400] if lines else ""

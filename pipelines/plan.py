@@ -29,7 +29,7 @@ from pipelines.timestamps import parse_instant
 
 log = logging.getLogger(__name__)
 
-#: webhook events that make a quick sync read their campaign again (issue 15): the campaign list's running
+#: webhook events that make a quick sync read their campaign again: the campaign list's running
 #: totals have no unsubscribe count, so an unsubscribe leaves the fingerprint alone; a bounce changes it
 #: too, but its event may be loaded before the list shows it
 REREAD_EVENTS = ("lead.unsubscribed", "lead.bounced")

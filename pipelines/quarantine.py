@@ -1,7 +1,7 @@
 """Records that cannot be loaded go to ``outreach.rejected_records``, never away and never as NULLs.
 
 A record is rejected when it has no primary key, or when one of its values cannot be typed (a timestamp in
-no accepted form, text in a number column: `pipelines.shaping.DriftGuard.check`). Each rejection keeps
+no accepted form, text in a number column: `pipelines.drift.DriftGuard.check`). Each rejection keeps
 the endpoint, the page (when the endpoint pages), the reason and the record's JSON, with values under
 secret-looking keys replaced. They travel in the batch's load package, so they commit with its data.
 

@@ -31,7 +31,7 @@ class WorkspaceReport:
     marked_deleted: dict[str, int] = field(default_factory=dict)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
-    # drift (pipelines.shaping.DriftGuard): "table.column" -> values; enums: "table.column=value" -> rows
+    # drift (pipelines.drift.DriftGuard): "table.column" -> values; enums: "table.column=value" -> rows
     coerced: dict[str, int] = field(default_factory=dict)  # another JSON type, converted without loss
     uncoerced: dict[str, int] = field(default_factory=dict)  # could not be typed: their records were rejected
     rejected: dict[str, int] = field(default_factory=dict)  # endpoint -> records rejected (pipelines.quarantine)

@@ -17,7 +17,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,17 +27,16 @@ from pipelines.accounts import Workspace, check_keys
 from pipelines.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.config import OutreachSettings, require_api, resolve_settings
 from pipelines.deadline import Deadline, interrupted, interruption, stop_on_signals
-from pipelines.destination import Warehouse, dlt_working_dir, kept_open, make_pipeline, warehouse_target
+from pipelines.destination import dlt_working_dir, kept_open, warehouse_target
 from pipelines.errors import ConfigError, OutreachError
 from pipelines.progress import ProgressDisplay, WorkspaceProgress
 from pipelines.quarantine import RejectedRecordsError, summary_line
 from pipelines.report import SyncReport, WorkspaceReport
-from pipelines.runs import flush_failed_runs, outcome_of, record_failed_runs, run_row
-from pipelines.turns import pipeline_turn, taking_turns, workspace_turn
+from pipelines.run_batches import run_batches
+from pipelines.runs import flush_failed_runs, run_row
+from pipelines.warehouse_prep import load_spool_events, prepare_warehouse
 
 log = logging.getLogger(__name__)
-
-BATCHES_IN_FLIGHT = 2  # one batch extracts while the previous one loads
 
 Notify = Callable[[str], None]
 
@@ -228,127 +226,6 @@ def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
         raise _numbered(first, 0, len(checked))
 
 
-def run_batches(
-    workspaces: Sequence[Workspace],
-    *,
-    mode: str,
-    settings: OutreachSettings,
-    warehouse: Warehouse,
-    run_id: str,
-    progress_for: Callable[[Workspace], WorkspaceProgress],
-    key_failures: Sequence[dict[str, Any]] = (),
-    deadline: Deadline | None = None,
-) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
-    """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
-    holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
-    from pipelines.extract import extract_batch, pipeline_name_for
-    from pipelines.load import load_batch
-
-    ordered = sorted(workspaces, key=lambda w: w.workspace_id)
-    size = settings.batch_size
-    batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
-    synced_at = datetime.now(UTC)
-
-    def one(index: int) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
-        if interrupted():  # a batch not started when the signal came is not started at all
-            stop = interruption(interrupted())
-            name = pipeline_name_for(batches[index][0].workspace_id)
-            return [(WorkspaceReport(ws.workspace_id, ws.name, name, mode), (ws, stop)) for ws in batches[index]]
-        turns = [workspace_turn(ws.workspace_id) for ws in batches[index]]
-        with taking_turns(warehouse, turns, "sync", timeout_s=settings.lock_timeout_s):
-            extracted = extract_batch(
-                batches[index],
-                mode=mode,
-                settings=settings,
-                warehouse=warehouse,
-                run_id=run_id,
-                read_lock=lock.Access(warehouse),
-                progress_for=progress_for,
-                synced_at=synced_at,
-                key_failures=key_failures if index == 0 else (),
-                deadline=deadline,
-            )
-            with lock.access(warehouse):
-                reports = load_batch(extracted)
-        by_id = {r.workspace_id: r for r in reports}
-        return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
-
-    out: list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]] = []
-    with ThreadPoolExecutor(
-        max_workers=min(BATCHES_IN_FLIGHT, len(batches)), thread_name_prefix="outreach-batch"
-    ) as pool:
-        for result in pool.map(one, range(len(batches))):
-            out.extend(result)
-    stopped = [(r, ws, e) for r, (ws, e) in out if e is not None and not r.load_ids and outcome_of(e) == "interrupted"]
-    if stopped:  # one load records them all (each is a dlt run: one per batch would hold the stop up)
-        rows = [_interrupted_record(run_id, mode, synced_at, ws, r.requests, e) for r, ws, e in stopped]
-        record_failed_runs(warehouse, settings.pipelines_dir, rows)
-    for report, (ws, error) in out:
-        if error is None:
-            log.info("workspace %s synced: %d requests, %d 429s", ws.workspace_id, report.requests, report.rate_limited)
-    return out
-
-
-def prepare_warehouse(warehouse: Warehouse) -> None:
-    """Before the first API request (or, with keys given, right after the key check): check the warehouse
-    can be written, and create a missing DuckDB file in the configured storage format (issue 12 #3,
-    issue 11). Raises a one-line error.
-
-    `pipelines.diagnose.preflight_warehouse` finds a missing parent, a read-only place, a file that is not
-    DuckDB, a lock held by process N, no space, and notes a file in a newer storage format. Then the file is
-    opened for writing once (created if missing).
-    """
-    if warehouse.duckdb_path is None:
-        return
-    from pipelines.diagnose import preflight_warehouse
-
-    preflight_warehouse(warehouse.duckdb_path, warehouse.storage_version)
-    try:
-        warehouse.open_for_writing()
-    except Exception as exc:  # noqa: BLE001 - one line naming the cause
-        from pipelines.failure import WarehouseUnavailable, explain
-
-        raise WarehouseUnavailable(
-            f"cannot open the warehouse {warehouse.duckdb_path} for writing: {explain(exc, warehouse.duckdb_path)}"
-        ) from None
-
-
-def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_dir: str | Path | None = None) -> int:
-    """Load webhook events waiting in the spool (pipelines.events, issue 6) first; 0 if there are none.
-    `spool_dir` overrides the configured spool."""
-    spool = Path(spool_dir) if spool_dir else settings.spool_path()
-    if spool_dir is None and settings.spool_dir is None:
-        _note_shared_spool(settings.spool_location())
-    if spool is not None and not spool.is_dir():
-        return 0
-    if spool is None:
-        return 0
-    try:
-        from pipelines.events import load_spool
-    except ImportError:
-        log.debug("pipelines.events not available: spool not loaded")
-        return 0
-    with taking_turns(warehouse, [pipeline_turn(S.EVENTS_PIPELINE_NAME)], "spool load"):
-        pipeline = make_pipeline(S.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
-        return int(load_spool(pipeline, spool))
-
-
-def _note_shared_spool(own: Path) -> None:
-    """Deliveries waiting in the old shared default spool belong to whichever warehouse they were meant for:
-    never loaded into this one by guess; one line says where they are and how to load them."""
-    shared = Path(S.DEFAULT_SPOOL_DIR)
-    waiting = sorted(shared.glob("*.jsonl")) if shared.is_dir() else []
-    if waiting and shared.resolve() != own.resolve():
-        log.warning(
-            "%s holds %d webhook spool file(s) from before spools were per warehouse: move them into %s to load "
-            "them into this warehouse (or pass --spool %s)",
-            shared,
-            len(waiting),
-            own,
-            shared,
-        )
-
-
 def new_run_id() -> str:
     """A run's id: sortable by start time to the second (runs within one second tie), unique across machines."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
@@ -368,25 +245,6 @@ def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
         except TypeError:
             return OutreachError(f"workspace key #{index + 1}: {exc}")
     return exc
-
-
-def _interrupted_record(
-    run_id: str, mode: str, started: datetime, ws: Workspace, requests: int, exc: BaseException
-) -> dict[str, Any]:
-    """The run record of a workspace a signal stopped before anything of it was committed."""
-    from pipelines.failure import explain
-
-    return run_row(
-        run_id=run_id,
-        workspace_id=ws.workspace_id,
-        workspace_name=ws.name,
-        mode=mode,
-        started_at=started,
-        outcome="interrupted",
-        rows_loaded={},
-        requests=requests,
-        error=explain(exc),
-    )
 
 
 def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:

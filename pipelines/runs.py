@@ -1,4 +1,5 @@
-"""Run records: one row per workspace per run in ``outreach.sync_runs`` (ROUND2-DECISIONS.md).
+"""Run records: one row per workspace per run in ``outreach.sync_runs``, so `outreach status` and the marts can
+tell what each run did.
 
 Columns: run_id, workspace_id, workspace_name, mode, started_at, ended_at, outcome (``ok``, ``failed``,
 ``interrupted``: stopped by SIGINT / SIGTERM, or ``rejected``: loaded, but records went to rejected_records),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from dlt.common.schema.typing import TScd2StrategyDict, TTableSchemaColumns
+    from dlt.common.schema.typing import TTableSchemaColumns
 
 SOURCE_NAME = "outreach"
 DATASET_NAME = "outreach"
@@ -158,8 +158,6 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     "replies": ("id",),
     "webhook_event_types": ("workspace_id", "key"),
 }
-
-SCD2: TScd2StrategyDict = {"disposition": "merge", "strategy": "scd2"}
 
 # Tables whose rows a full sync marks with deleted_at when the API stops returning them.
 SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")

@@ -29,8 +29,9 @@ from pipelines.fanout import Emit, fan_out
 from pipelines.plan import interleave
 from pipelines.quarantine import TABLE_ENDPOINTS
 from pipelines.recipient_pages import PageGuide
+from pipelines.recipients_arrow import recipients_table
 from pipelines.replies import replies
-from pipelines.shaping import recipients_table, stats_rows, with_workspace, workspace_row
+from pipelines.shaping import stats_rows, with_workspace, workspace_row
 from pipelines.warehouse import WarehouseReader
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def workspaces(batch: Batch) -> DltResource:
 
 
 def workspace_history(batch: Batch, boundary: datetime) -> DltResource:
-    """GET /account's versions (issue 15: credits history): scd2 partitioned by workspace_id, a new version
+    """GET /account's versions (the credits history): scd2 partitioned by workspace_id, a new version
     whenever the balance, plan, name or counts change. `workspaces` keeps the current row with the run's
     synced_at and observed_at, which would make every run a new version here."""
 

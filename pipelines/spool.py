@@ -1,7 +1,8 @@
 """The webhook spool: append-only, fsynced, rotated JSON-lines files.
 
-The receiver (``receiver/``) writes, the loader (``pipelines/events.py``) reads.
-This module is the whole contract between them; it imports nothing of either.
+The receiver (``receiver/``) writes, the loader (``pipelines/events.py``) reads
+(`pipelines.spool_reader`). This module, with the file layout of `pipelines.spool_files`, is the whole
+contract between them; it imports nothing of either.
 
 Layout of a spool directory::
 
@@ -28,13 +29,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pipelines import settings as S
+from pipelines.spool_files import DONE_DIR as DONE_DIR
+from pipelines.spool_files import OPEN, PREFIX, TMP, fsync_dir, seal_orphans
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +55,6 @@ EVENT_KEYS: tuple[str, ...] = (
     "campaign.completed",
 )
 
-_PREFIX = "events-"
-_SEALED = ".jsonl"
-_OPEN = ".jsonl.open"
-_TMP = ".jsonl.tmp"
-DONE_DIR = "done"
 _file_counter = itertools.count()
 
 
@@ -98,14 +95,6 @@ def make_record(
 def encode_record(record: Mapping[str, Any]) -> bytes:
     """A record as one newline-terminated line (no newline can occur inside)."""
     return (canonical_json(record) + "\n").encode("utf-8")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -238,14 +227,14 @@ class SpoolWriter:
 
     def _open_new(self) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        base = f"{_PREFIX}{stamp}-{os.getpid()}-{next(_file_counter):04d}"
-        tmp = self.spool_dir / f"{base}{_TMP}"
-        live = self.spool_dir / f"{base}{_OPEN}"
+        base = f"{PREFIX}{stamp}-{os.getpid()}-{next(_file_counter):04d}"
+        tmp = self.spool_dir / f"{base}{TMP}"
+        live = self.spool_dir / f"{base}{OPEN}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX)  # held until sealed: tells readers this file is live
         os.rename(tmp, live)
         if self._fsync:
-            _fsync_dir(self.spool_dir)
+            fsync_dir(self.spool_dir)
         self._fd, self._path, self._size, self._opened_at = fd, live, 0, time.monotonic()
 
     def _seal(self) -> Path | None:
@@ -260,144 +249,7 @@ class SpoolWriter:
                 return None
             os.rename(path, sealed)
             if self._fsync:
-                _fsync_dir(self.spool_dir)
+                fsync_dir(self.spool_dir)
             return sealed
         finally:
             os.close(fd)  # releases the flock
-
-
-# -- reading ------------------------------------------------------------------
-@dataclass(frozen=True)
-class SpoolSnapshot:
-    """Files to load now: `sealed` ones are marked done after the load commits;
-    `live` ones (a running writer's) are read up to their last complete line and
-    left in place, so they are read again next time (the merge on event_id dedupes)."""
-
-    sealed: tuple[Path, ...]
-    live: tuple[Path, ...]
-
-
-def _try_lock(path: Path) -> int | None:
-    """Open and flock `path` without blocking; None if it is gone or locked by a live writer."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def seal_orphans(spool_dir: Path | str) -> list[Path]:
-    """Seal live files whose writer died (their flock is free); returns the sealed paths."""
-    spool = Path(spool_dir)
-    sealed: list[Path] = []
-    if not spool.is_dir():
-        return sealed
-    for path in sorted(spool.glob(f"{_PREFIX}*{_OPEN}")):
-        fd = _try_lock(path)
-        if fd is None:
-            continue
-        try:
-            target = path.with_name(path.name[: -len(".open")])
-            with contextlib.suppress(FileNotFoundError):
-                os.rename(path, target)
-                sealed.append(target)
-                log.warning("sealed %s left open by a writer that stopped", target.name)
-        finally:
-            os.close(fd)
-    for tmp in spool.glob(f"{_PREFIX}*{_TMP}"):
-        with contextlib.suppress(FileNotFoundError):
-            if time.time() - tmp.stat().st_mtime < 60:
-                continue  # maybe a writer between create and flock: leave it
-        fd = _try_lock(tmp)
-        if fd is not None:  # never renamed to .open, so it holds no acknowledged line
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            os.close(fd)
-    if sealed:
-        _fsync_dir(spool)
-    return sealed
-
-
-def snapshot(spool_dir: Path | str) -> SpoolSnapshot:
-    """The files a load should read now (oldest first), after sealing orphans."""
-    spool = Path(spool_dir)
-    if not spool.is_dir():
-        return SpoolSnapshot(sealed=(), live=())
-    seal_orphans(spool)
-    live = tuple(sorted(spool.glob(f"{_PREFIX}*{_OPEN}")))
-    sealed = tuple(sorted(spool.glob(f"{_PREFIX}*{_SEALED}")))
-    return SpoolSnapshot(sealed=sealed, live=live)
-
-
-def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
-    """Records of one spool file: complete lines only; a torn tail is never read.
-
-    A missing file (a live file sealed meanwhile) yields nothing; it is read
-    under its sealed name by the next load.
-    """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return
-    end = data.rfind(b"\n")
-    if end < len(data) - 1:
-        log.warning(
-            "%s: ignoring a torn last line (%d bytes, never acknowledged)", Path(path).name, len(data) - end - 1
-        )
-    for lineno, line in enumerate(data[: end + 1].splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            log.warning("%s:%d: skipping a corrupt spool line", Path(path).name, lineno)
-            continue
-        if isinstance(record, dict) and record.get("v") == FORMAT_VERSION and "event_id" in record:
-            yield record
-        else:
-            log.warning(
-                "%s:%d: skipping a line that is not a version %d spool record", Path(path).name, lineno, FORMAT_VERSION
-            )
-
-
-def mark_loaded(spool_dir: Path | str, files: Iterable[Path | str]) -> list[Path]:
-    """Move sealed files into ``done/`` (call only after their load committed).
-
-    Idempotent: files already moved are skipped. Live files are never moved.
-    """
-    spool = Path(spool_dir)
-    done = spool / DONE_DIR
-    done.mkdir(parents=True, exist_ok=True)
-    moved: list[Path] = []
-    for f in files:
-        path = Path(f)
-        if not path.name.endswith(_SEALED) or path.parent.resolve() != spool.resolve():
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            os.rename(path, done / path.name)
-            moved.append(done / path.name)
-    if moved:
-        _fsync_dir(done)
-        _fsync_dir(spool)
-    return moved
-
-
-def prune_done(spool_dir: Path | str, *, older_than_s: float) -> int:
-    """Delete loaded files older than `older_than_s`; returns how many were deleted."""
-    done = Path(spool_dir) / DONE_DIR
-    if not done.is_dir():
-        return 0
-    cutoff = time.time() - older_than_s
-    count = 0
-    for path in done.glob(f"{_PREFIX}*{_SEALED}"):
-        with contextlib.suppress(FileNotFoundError):
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-                count += 1
-    return count

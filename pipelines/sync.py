@@ -16,7 +16,9 @@ from pipelines.destination import make_pipeline as _make_pipeline
 from pipelines.extract import Extracted, extract_batch, pipeline_name_for
 from pipelines.load import load_batch
 from pipelines.report import SyncReport, WorkspaceReport
-from pipelines.run import load_spool_events, run_batches, run_sync
+from pipelines.run import run_sync
+from pipelines.run_batches import run_batches
+from pipelines.warehouse_prep import load_spool_events
 
 
 def make_pipeline(name: str, warehouse: Warehouse | str | Path | None, pipelines_dir: str | Path | None) -> Any:

@@ -1,44 +1,13 @@
-"""Text the simulation produces: merge-field rendering and reply records."""
+"""Reply records the simulation produces, built in bulk."""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from . import vocab
 from .directory import Directory
-from .model import Campaign, Reply, Workspace, new_uuids
-
-_MERGE = re.compile(r"\{\{\s*([a-zA-Z_]+)\s*(?:\|([^}]*))?\}\}")
-
-
-def render(template: str, values: dict[str, str]) -> str:
-    """Substitute `{{field|fallback}}` and `{{field}}` merge fields."""
-
-    def _one(match: re.Match[str]) -> str:
-        value = values.get(match.group(1), "")
-        return value or (match.group(2) or "")
-
-    return _MERGE.sub(_one, template)
-
-
-def render_for(rep: Reply, which: str) -> str:
-    """The subject or body variant the replying recipient received, with merge fields filled."""
-    c, d = rep.campaign, rep.directory
-    r = c.recipients
-    person = int(r.person[rep.row])
-    variant = max(int(r.variant[rep.row]), 0)
-    mb = int(r.mailbox[rep.row])
-    values = {
-        "first_name": d.first_name(person),
-        "last_name": d.last_name(person),
-        "company": d.company_of(person),
-        "email": d.email(person),
-        "sender": rep.mailbox.display_name if mb >= 0 else "",
-    }
-    templates = c.subject_lines if which == "subject" else c.email_bodies
-    return render(templates[variant % len(templates)], values)
+from .model import Campaign, Reply, Workspace
+from .recipients import new_uuids
 
 
 def make_replies(

@@ -12,17 +12,8 @@ import numpy as np
 
 from .content import make_replies
 from .directory import Directory
-from .model import (
-    ACTIVE,
-    BOUNCED,
-    COMPLETED,
-    INF,
-    REPLIED,
-    SENT,
-    UNSUBSCRIBED,
-    Campaign,
-    Workspace,
-)
+from .model import Campaign, Workspace
+from .recipients import ACTIVE, BOUNCED, COMPLETED, INF, REPLIED, SENT, UNSUBSCRIBED
 from .timeutil import DAY, WEEKDAYS, window_intervals, zone
 from .vocab import REPLY_TYPE_WEIGHTS
 

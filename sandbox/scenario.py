@@ -21,7 +21,8 @@ import numpy as np
 
 from .content import make_replies
 from .history import HEALTHY_BOUNCE_RATE
-from .model import ACTIVE, BOUNCED, INF, PENDING, REPLIED, SENT, Campaign, Mailbox, State, Workspace
+from .model import Campaign, Mailbox, State, Workspace
+from .recipients import ACTIVE, BOUNCED, INF, PENDING, REPLIED, SENT
 from .timeutil import DAY, iso
 from .vocab import REPLY_TYPES
 

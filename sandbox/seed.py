@@ -10,7 +10,8 @@ import numpy as np
 from . import vocab
 from .directory import Directory, build_directory
 from .history import HEALTHY_BOUNCE_RATE, seed_history
-from .model import ApiKey, Campaign, LeadList, Mailbox, Recipients, State, Workspace, new_uuid
+from .model import ApiKey, Campaign, LeadList, Mailbox, State, Workspace
+from .recipients import Recipients, new_uuid
 from .settings import SCALES, SandboxSettings, Scale
 from .timeutil import DAY
 

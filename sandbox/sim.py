@@ -17,7 +17,8 @@ import numpy as np
 from . import views
 from .content import make_replies
 from .history import CLICK_RATE, FIRST_REPLY_RATE, FOLLOW_UP_REPLY_RATE, OPEN_RATE, UNSUBSCRIBE_RATE, bounce_rate_of
-from .model import ACTIVE, BOUNCED, COMPLETED, INF, REPLIED, SENT, UNSUBSCRIBED, Campaign, State, Workspace
+from .model import Campaign, State, Workspace
+from .recipients import ACTIVE, BOUNCED, COMPLETED, INF, REPLIED, SENT, UNSUBSCRIBED
 from .timeutil import DAY, WEEKDAYS, hhmm_minutes, iso, iso_offset, local_position
 from .vocab import REPLY_TYPE_WEIGHTS, REPLY_TYPES
 

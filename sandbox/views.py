@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from .directory import Directory
-from .model import STATUSES, Campaign, Mailbox, Reply, Workspace
+from .model import Campaign, Mailbox, Reply, Workspace
+from .recipients import STATUSES
 from .timeutil import DAY, day_string, iso, iso_many
 
 

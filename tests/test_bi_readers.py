@@ -1,4 +1,4 @@
-"""The BI file and the warehouse open in the DuckDB readers BI tools ship (issue 11).
+"""The BI file and the warehouse open in the DuckDB readers BI tools ship.
 
 A synced sandbox warehouse and its published BI file are opened read-only by `duckdb` 1.1.3 and
 1.4.1 (their own cached virtual environments), by the project's own duckdb, and by DuckDB's Node

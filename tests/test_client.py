@@ -8,8 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pipelines.client import OutreachClient, _Retryable
-from pipelines.client import _wait as real_wait
+from pipelines.client import OutreachClient
 from pipelines.errors import (
     ApiUnavailableError,
     AuthError,
@@ -19,6 +18,8 @@ from pipelines.errors import (
     NotFoundError,
 )
 from pipelines.pacing import RateLimiter
+from pipelines.retry import Retryable
+from pipelines.retry import backoff_wait as real_wait
 
 KEY = "sk_test_SECRET_1234567890"
 
@@ -33,8 +34,8 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retry waits of a few ms so the retry tests stay fast (the wait logic itself is tested below)."""
     import pipelines.client as client_mod
 
-    real = client_mod._wait
-    monkeypatch.setattr(client_mod, "_wait", lambda state: min(real(state), 0.01))
+    real = client_mod.backoff_wait
+    monkeypatch.setattr(client_mod, "backoff_wait", lambda state: min(real(state), 0.01))
 
 
 def test_bearer_auth_and_paging_follow_last_page() -> None:
@@ -154,8 +155,8 @@ def test_retry_after_drives_the_wait_else_exponential_backoff() -> None:
             self.outcome = Outcome(exc)
             self.attempt_number = attempt
 
-    assert 7.0 <= real_wait(State(_Retryable("429", retry_after=7), 1)) <= 7.5  # type: ignore[arg-type]
-    waits = [real_wait(State(_Retryable("500"), 6)) for _ in range(50)]  # type: ignore[arg-type]
+    assert 7.0 <= real_wait(State(Retryable("429", retry_after=7), 1)) <= 7.5  # type: ignore[arg-type]
+    waits = [real_wait(State(Retryable("500"), 6)) for _ in range(50)]  # type: ignore[arg-type]
     assert all(0.1 <= w <= 16.0 for w in waits) and len({round(w, 3) for w in waits}) > 10  # jittered
 
 

@@ -1,5 +1,5 @@
 """Wrong URL or key, broken paging, the service clock and wall-clock rate waits: the API client over real
-loopback HTTP (issue 12 items 5 and 8, round-2 clock decision, issue 11 progress noise)."""
+loopback HTTP: configuration mistakes told apart from outages, the service's clock, the progress."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ def test_cli_sync_gives_one_line_within_5s_for_each_mistake(tmp_path: Any) -> No
 def test_connection_lost_after_first_contact_is_retried_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
     import pipelines.client as client_mod
 
-    monkeypatch.setattr(client_mod, "_wait", lambda state: 0.01)
+    monkeypatch.setattr(client_mod, "backoff_wait", lambda state: 0.01)
     port = free_port()
     with LoopbackServer(account_answer) as server:
         client = OutreachClient(KEY, server.url + "/api/v1", rate_limit_per_minute=0, max_attempts=4)

@@ -1,5 +1,5 @@
-"""The client against the sandbox: the service clock from the `Date` header (round-2 decision: the sandbox
-sends its simulated time there)."""
+"""The client against the sandbox: the service clock from the `Date` header (the sandbox sends its
+simulated time there, so history follows the service's clock, not this machine's)."""
 
 from __future__ import annotations
 

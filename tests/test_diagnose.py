@@ -20,13 +20,12 @@ from typer.testing import CliRunner
 
 from pipelines.diagnose import (
     explain,
-    lock_holder,
     preflight_warehouse,
     root_cause,
     storage_note,
-    storage_number,
     warehouse_problem,
 )
+from pipelines.duckdb_file import lock_holder, storage_number
 from pipelines.errors import ApiUnavailableError, WarehouseError
 
 PYTHON = sys.executable

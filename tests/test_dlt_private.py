@@ -1,4 +1,4 @@
-"""Pins the private dlt API this package relies on, kept in two small modules (issue 17): fails loudly, naming
+"""Pins the private dlt API this package relies on, kept in two small modules: fails loudly, naming
 dlt, when an upgrade changes it. `pipelines/dlt_private.py` (dlt's trace log of resolved config) and
 `pipelines/duckdb_destination.py` (dlt's DuckDB classes: three-part names, the rowid de-duplication)."""
 

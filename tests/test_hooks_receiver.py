@@ -14,7 +14,7 @@ import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
 
-from pipelines import spool
+from pipelines import spool, spool_reader
 from pipelines.events import events_resource, load_spool, mark_spool_loaded
 from receiver.app import MAX_NESTING
 from receiver.server import ReceiverServer
@@ -28,8 +28,8 @@ def receiver(tmp_path: Path) -> Iterator[ReceiverServer]:
 
 
 def _spooled(spool_dir: Path) -> list[dict]:
-    snap = spool.snapshot(spool_dir)
-    return [r for f in (*snap.sealed, *snap.live) for r in spool.read_records(f)]
+    snap = spool_reader.snapshot(spool_dir)
+    return [r for f in (*snap.sealed, *snap.live) for r in spool_reader.read_records(f)]
 
 
 def test_valid_delivery_is_acknowledged_after_spooling(receiver: ReceiverServer, tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_spool_loads_exactly_once_and_marks_only_after_commit(receiver: Receiver
     with pytest.raises(PipelineStepFailed) as failed:
         load_spool(make_pipeline(broken, "broken_events"), spool_dir)
     assert failed.value.step == "load"
-    snap = spool.snapshot(spool_dir)
+    snap = spool_reader.snapshot(spool_dir)
     assert len(snap.sealed) == 1 and len(snap.live) == 1 and all(p.exists() for p in snap.sealed)
 
     # A crash between commit and marking: the file is loaded again, no row is doubled.

@@ -1,5 +1,5 @@
-"""`outreach hooks subscribe` records what it made, `hooks list` shows it, `unsubscribe` updates it (issue 11:
-the API cannot list subscriptions). Against a real sandbox over HTTP."""
+"""`outreach hooks subscribe` records what it made, `hooks list` shows it, `unsubscribe` updates it (the
+API cannot list subscriptions). Against a real sandbox over HTTP."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_hooks_support import payload
 
-from pipelines import spool
+from pipelines import spool, spool_reader
 
 
 def _record(i: int) -> dict:
@@ -20,13 +20,13 @@ def test_append_is_readable_and_sealed_on_close(tmp_path: Path) -> None:
     records = [_record(i) for i in range(5)]
     for r in records:
         writer.append(r)
-    snap = spool.snapshot(tmp_path)
+    snap = spool_reader.snapshot(tmp_path)
     assert snap.sealed == () and len(snap.live) == 1  # the writer still holds it
-    assert [r["event_id"] for r in spool.read_records(snap.live[0])] == [r["event_id"] for r in records]
+    assert [r["event_id"] for r in spool_reader.read_records(snap.live[0])] == [r["event_id"] for r in records]
     writer.close()
-    snap = spool.snapshot(tmp_path)
+    snap = spool_reader.snapshot(tmp_path)
     assert snap.live == () and len(snap.sealed) == 1
-    assert len(list(spool.read_records(snap.sealed[0]))) == 5
+    assert len(list(spool_reader.read_records(snap.sealed[0]))) == 5
     with pytest.raises(spool.SpoolWriteError):
         writer.append(_record(99))
 
@@ -35,15 +35,15 @@ def test_rotation_by_size_and_age(tmp_path: Path) -> None:
     writer = spool.SpoolWriter(tmp_path, max_bytes=2000, max_age_s=3600)
     for i in range(20):
         writer.append(_record(i))
-    assert len(spool.snapshot(tmp_path).sealed) >= 3
+    assert len(spool_reader.snapshot(tmp_path).sealed) >= 3
     writer.close()
-    files = spool.snapshot(tmp_path).sealed
-    ids = [r["event_id"] for f in files for r in spool.read_records(f)]
+    files = spool_reader.snapshot(tmp_path).sealed
+    ids = [r["event_id"] for f in files for r in spool_reader.read_records(f)]
     assert len(ids) == 20 == len(set(ids))
 
     aged = spool.SpoolWriter(tmp_path / "aged", max_age_s=0.0)
     aged.append(_record(1))  # sealed right after its write: max age 0
-    assert len(spool.snapshot(tmp_path / "aged").sealed) == 1
+    assert len(spool_reader.snapshot(tmp_path / "aged").sealed) == 1
     aged.close()
 
 
@@ -54,7 +54,7 @@ def test_torn_tail_and_corrupt_lines_are_never_read(tmp_path: Path) -> None:
     path.write_bytes(
         spool.encode_record(good[0]) + b"{not json\n" + b"".join(spool.encode_record(r) for r in good[1:]) + torn
     )
-    got = [r["event_id"] for r in spool.read_records(path)]
+    got = [r["event_id"] for r in spool_reader.read_records(path)]
     assert got == [r["event_id"] for r in good]
 
 
@@ -63,10 +63,10 @@ def test_dead_writer_file_is_sealed_live_file_is_not(tmp_path: Path) -> None:
     orphan.write_bytes(spool.encode_record(_record(1)) + b'{"v": 1, "event_')
     live_writer = spool.SpoolWriter(tmp_path)  # seals the orphan on start
     live_writer.append(_record(2))
-    snap = spool.snapshot(tmp_path)
+    snap = spool_reader.snapshot(tmp_path)
     assert [p.name for p in snap.sealed] == ["events-20260101T000000000000-1-0000.jsonl"]
     assert len(snap.live) == 1 and snap.live[0] == live_writer.current_path
-    assert len(list(spool.read_records(snap.sealed[0]))) == 1
+    assert len(list(spool_reader.read_records(snap.sealed[0]))) == 1
     live_writer.close()
 
 
@@ -75,11 +75,11 @@ def test_mark_loaded_moves_only_sealed_files_and_is_idempotent(tmp_path: Path) -
     writer.append(_record(1))
     writer.rotate()
     writer.append(_record(2))
-    snap = spool.snapshot(tmp_path)
-    moved = spool.mark_loaded(tmp_path, [*snap.sealed, *snap.live])
+    snap = spool_reader.snapshot(tmp_path)
+    moved = spool_reader.mark_loaded(tmp_path, [*snap.sealed, *snap.live])
     assert [p.name for p in moved] == [snap.sealed[0].name]
     assert (tmp_path / "done" / snap.sealed[0].name).exists() and snap.live[0].exists()
-    assert spool.mark_loaded(tmp_path, snap.sealed) == []
+    assert spool_reader.mark_loaded(tmp_path, snap.sealed) == []
     writer.close()
 
 
@@ -92,7 +92,7 @@ def test_concurrent_appends_share_fsyncs_and_lose_nothing(tmp_path: Path) -> Non
     for t in threads:
         t.join()
     writer.close()
-    ids = [r["event_id"] for f in spool.snapshot(tmp_path).sealed for r in spool.read_records(f)]
+    ids = [r["event_id"] for f in spool_reader.snapshot(tmp_path).sealed for r in spool_reader.read_records(f)]
     assert sorted(ids) == sorted(r["event_id"] for r in records)
     assert 0 < writer.fsyncs <= 400
 
@@ -123,6 +123,9 @@ def test_failed_write_is_refused_and_its_partial_line_stays_a_torn_tail(
     third = _record(3)
     writer.append(third)  # goes to a fresh file, not after the partial line
     writer.close()
-    files = spool.snapshot(tmp_path).sealed
+    files = spool_reader.snapshot(tmp_path).sealed
     assert len(files) == 2
-    assert [[r["event_id"] for r in spool.read_records(f)] for f in files] == [[first["event_id"]], [third["event_id"]]]
+    assert [[r["event_id"] for r in spool_reader.read_records(f)] for f in files] == [
+        [first["event_id"]],
+        [third["event_id"]],
+    ]

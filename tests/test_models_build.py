@@ -27,7 +27,7 @@ OUTREACH = BIN / "outreach"
 MARTS = {
     "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "mailbox_daily",
     "reply_outcomes", "recipient_funnel", "followup_steps", "workspace_overview", "lead_engagement",
-    # models issue 15
+    # the engagement marts
     "lead_timeline", "campaign_event_daily", "campaign_weekly", "launch_cohorts", "send_time_performance",
     "company_rollup", "workspace_credits_daily",
     "reply_classes",  # the reply-class map as a table (the alerts' webhook path)

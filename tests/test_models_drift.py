@@ -1,4 +1,4 @@
-"""Drift never reaches a mart silently (issue 12 items 6 and 7).
+"""Drift never reaches a mart silently.
 
 - A value dlt cannot coerce to its column's type lands in a variant column (`current_step__v_text`):
   the build fails on a data test naming the raw table, the column and the value; the published tables

@@ -1,4 +1,5 @@
-"""The marts of models issue 15 checked against values computed independently in pandas from the raw tables.
+"""The engagement marts (human reply rate, reply classes, send times) checked against values computed
+independently in pandas from the raw tables.
 
 Reply classes, human reply rate, lead_timeline, campaign_event_daily, campaign_weekly, launch_cohorts,
 send_time_performance, company_rollup and workspace_credits_daily. `check_engagement_marts(warehouse)`
@@ -192,7 +193,7 @@ def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = Non
         mart["campaign_performance"],
         cp.reset_index(),
         ["campaign_id"],
-        "campaign_performance (issue 15)",
+        "campaign_performance (engagement columns)",
         tol=RATE_TOL,
     )
 

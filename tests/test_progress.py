@@ -1,4 +1,5 @@
-"""Progress: wall-clock rate wait and an ETA from pages read vs pages known (issue 11, "Noise")."""
+"""Progress: wall-clock rate wait and an ETA from pages read vs pages known, so a long wait is told apart from
+a hang."""
 
 from __future__ import annotations
 

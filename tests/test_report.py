@@ -1,5 +1,5 @@
 """`outreach report` on real BI files: every number equals its reporting table, the page is self-contained
-and carries aggregates only, issue 15's columns are read when present, and errors name cause and fix.
+and carries aggregates only, the engagement columns are read when present, and errors name cause and fix.
 
 BI files come from the synthetic raw warehouse (devtools/synthetic.py) built by the models; the browser
 test (test_report_browser.py) draws one from a synced sandbox.
@@ -49,10 +49,10 @@ def bi(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def old_bi(bi: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same BI file as a build before models issue 15 published it: the charts' fallbacks."""
+    """The same BI file as an older build published it (no engagement columns): the charts' fallbacks."""
     old = tmp_path_factory.mktemp("report_old") / "outreach_bi.duckdb"
     shutil.copy(bi, old)
-    _drop_issue_15_columns(old)
+    _drop_engagement_columns(old)
     return old
 
 
@@ -248,8 +248,8 @@ def test_send_time_fallback_equals_pandas_over_lead_engagement(old_bi: Path) -> 
     assert grid.loc[grid["sends"] == 0, "human_reply_rate"].isna().all()
 
 
-def _drop_issue_15_columns(bi: Path) -> None:
-    """A BI file as published before models issue 15 (no human reply rate, reply classes or send times)."""
+def _drop_engagement_columns(bi: Path) -> None:
+    """A BI file as an older build published it (no human reply rate, reply classes or send times)."""
     con = duckdb.connect(str(bi))
     try:
         for column in ("human_reply_rate", "auto_reply_count", "count_contacted"):
@@ -260,7 +260,7 @@ def _drop_issue_15_columns(bi: Path) -> None:
         con.close()
 
 
-def test_issue_15_columns_are_read_when_present(bi: Path, tmp_path: Path) -> None:
+def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> None:
     """The models' own issue-15 columns (not a mock-up): the tiles, classes and heatmap read them."""
     data = load(bi)
     assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance

@@ -16,7 +16,7 @@ import pytest
 from sandbox_fingerprint import digest, workspace_view
 
 from bench.sandbox_start import vm_hwm_mb
-from pipelines import spool
+from pipelines import spool_reader
 from receiver.server import ReceiverServer
 from sandbox.seed import WORKSPACES, extra_workspace_name
 from sandbox.server import SandboxProcess
@@ -153,8 +153,8 @@ def test_a_later_workspace_signs_deliveries_with_its_own_secret(make_sandbox: An
         sb.advance(2 * 86_400)
         deliveries = sb.wait_deliveries(timeout=60)
     assert deliveries and all(d["status"] == "delivered" for d in deliveries)
-    snap = spool.snapshot(tmp_path / "spool")
-    records = [r for f in (*snap.sealed, *snap.live) for r in spool.read_records(f)]
+    snap = spool_reader.snapshot(tmp_path / "spool")
+    records = [r for f in (*snap.sealed, *snap.live) for r in spool_reader.read_records(f)]
     assert len(records) == len(deliveries)
     assert {r["workspace_id"] for r in records} == {mine[0]["workspace_id"]}
 

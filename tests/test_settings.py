@@ -1,4 +1,4 @@
-"""One settings object, the dlt way (issue 14), honoured by every command and flow (issue 11); the warehouse
+"""One settings object, the dlt way, honoured by every command and flow; the warehouse
 created in the configured DuckDB storage format."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The soak (bench/soak.py, issue 12): a short run on the real sandbox and CLI, and its checks shown able to fail."""
+"""The soak (bench/soak.py): a short run on the real sandbox and CLI, and its checks shown able to fail."""
 
 from __future__ import annotations
 

@@ -392,9 +392,9 @@ def test_429_past_a_small_limit(make_sandbox: Callable[..., Any]) -> None:
         assert again.status_code == 429, "429 applies to all operations"
         retry_after = again.headers.get("Retry-After")
         assert retry_after is not None and retry_after.isdigit() and int(retry_after) > 0, (
-            "issue 2 / sandbox README: 429 carries Retry-After in seconds"
+            "sandbox README: 429 carries Retry-After in seconds"
         )
-        assert other.get("/campaigns").status_code == 200, "issue 2: the limit is per key"
+        assert other.get("/campaigns").status_code == 200, "the limit is per key"
     metrics = control_get(sb, "metrics")["data"]
     assert metrics["by_status"].get("429", 0) >= 2
 

@@ -1,4 +1,4 @@
-"""The sync against a real sandbox over HTTP, two workspaces, real DuckDB (issue 3, "Done when")."""
+"""The sync against a real sandbox over HTTP, two workspaces, real DuckDB."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Batches (issue 14): several workspaces extracted, normalized and loaded as one dlt load; each workspace's
+"""Batches: several workspaces extracted, normalized and loaded as one dlt load; each workspace's
 state does not depend on which batch or pipeline it lands in; many workspaces equal to the API."""
 
 from __future__ import annotations

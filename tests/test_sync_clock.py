@@ -1,4 +1,5 @@
-"""History on the service's clock (ROUND2-DECISIONS.md): scd2 versions of campaigns and mailboxes are valid from
+"""History on the service's clock (so that a skewed machine clock cannot reorder versions): scd2 versions of
+campaigns and mailboxes are valid from
 the service time they were seen at (its HTTP `Date`, the sandbox's simulated clock), and so is the workspace
 row's `observed_at`; `synced_at` stays this machine's clock."""
 

@@ -1,5 +1,5 @@
 """Type drift, unknown enum values and broken paging at the sync, against the sandbox's own drift and
-`ignore_page` fault (POST /_sandbox/drift, /_sandbox/faults; issue 12 items 6, 7 and 8)."""
+`ignore_page` fault (POST /_sandbox/drift, /_sandbox/faults)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every writer takes the one warehouse lock (issue 12 #4), a reader holding the warehouse is never taken for a
+"""Every writer takes the one warehouse lock, a reader holding the warehouse is never taken for a
 first run (#1), the warehouse is checked before the first API request (#3), and a failed load says its root
 cause in one line (#2, the sync's side). Real CLI processes, a real sandbox, real DuckDB files."""
 

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
-from pipelines.shaping import campaign_fingerprint, recipients_table, stats_rows, workspace_row
+from pipelines.recipients_arrow import recipients_table
+from pipelines.shaping import campaign_fingerprint, stats_rows, workspace_row
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -81,7 +82,8 @@ def test_workspace_row_flattens_account() -> None:
 
 # -- type drift and enum values (DriftGuard) -----------------------------------------------------------------
 def test_recipients_coerce_numbers_sent_as_text_without_loss() -> None:
-    from pipelines.shaping import DRIFT_METADATA, DriftGuard
+    from pipelines.drift import DriftGuard
+    from pipelines.typing_rules import DRIFT_METADATA
 
     rows = [
         ("c1", 0, {"id": "r1", "status": "sent", "current_step": "3", "first_name": 7}),
@@ -101,7 +103,7 @@ def test_recipients_coerce_numbers_sent_as_text_without_loss() -> None:
 
 
 def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> None:
-    from pipelines.shaping import DriftGuard
+    from pipelines.drift import DriftGuard
 
     guard = DriftGuard(
         {
@@ -155,8 +157,8 @@ def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> N
 
 
 def test_drift_reaches_the_summary() -> None:
+    from pipelines.drift import DriftGuard
     from pipelines.report import SyncReport, WorkspaceReport
-    from pipelines.shaping import DriftGuard
 
     guard = DriftGuard({"email_accounts": {"daily_send_limit": "bigint"}})
     guard.check("email_accounts", {"id": "m1", "daily_send_limit": "many"})
@@ -211,7 +213,7 @@ def test_a_value_that_is_no_timestamp_is_refused(value: object) -> None:
 
 
 def test_timestamps_of_json_rows_are_typed_or_the_row_is_refused() -> None:
-    from pipelines.shaping import DriftGuard
+    from pipelines.drift import DriftGuard
 
     guard = DriftGuard.default()
     good = {"id": "r1", "received_at": "Fri, 20 Nov 2026 14:03:00 GMT", "snoozed_until_at": 1795183380}

@@ -1,4 +1,4 @@
-"""A quick sync sees unsubscribes through webhook events (issue 15).
+"""A quick sync sees unsubscribes through webhook events.
 
 The campaign list's running totals have no unsubscribe count, so an unsubscribe alone leaves a campaign's
 fingerprint as it was and a quick sync skipped the campaign: the recipient stayed `active` or `sent` in the

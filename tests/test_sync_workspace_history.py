@@ -1,4 +1,4 @@
-"""Credits history (issue 15): `workspace_history` keeps a version of GET /account whenever it changes (scd2 on
+"""Credits history: `workspace_history` keeps a version of GET /account whenever it changes (scd2 on
 the service's clock, like campaigns), while `workspaces` stays one current row per workspace rewritten by every
 sync (synced_at, observed_at). Real sandbox, real DuckDB file."""
 

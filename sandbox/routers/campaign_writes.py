@@ -12,7 +12,8 @@ from starlette.responses import Response
 from .. import views, vocab
 from ..deps import writer
 from ..errors import JSON, ApiError, invalid
-from ..model import Campaign, Recipients, Workspace, new_uuid
+from ..model import Campaign, Workspace
+from ..recipients import Recipients, new_uuid
 from ..validate import DEFAULTS, check_campaign_body, parse_time
 from .campaigns import find_campaign
 from .control import read_json

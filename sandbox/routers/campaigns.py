@@ -9,7 +9,8 @@ from starlette.responses import Response
 from .. import views
 from ..deps import caller, paging, raise_if
 from ..errors import JSON, not_found
-from ..model import CAMPAIGN_STATUSES, STATUS_CODE, Campaign, Workspace
+from ..model import Campaign, Workspace
+from ..recipients import CAMPAIGN_STATUSES, STATUS_CODE
 
 router = APIRouter(prefix="/campaigns", tags=["campaigns"])
 

@@ -7,7 +7,8 @@ from starlette.responses import Response
 
 from ..deps import caller, raise_if, writer
 from ..errors import JSON, invalid, not_found
-from ..model import Hook, new_uuid
+from ..model import Hook
+from ..recipients import new_uuid
 from ..timeutil import iso_offset
 from ..webhooks import target_problem
 from .control import read_json

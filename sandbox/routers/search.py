@@ -13,7 +13,8 @@ from .. import vocab
 from ..deps import caller, writer
 from ..directory import SENIORITY_KEYS, people_matching_text, seniority_of, title_mask_containing
 from ..errors import JSON, invalid
-from ..model import LeadList, Workspace, new_uuid
+from ..model import LeadList, Workspace
+from ..recipients import new_uuid
 from ..seed import PEOPLE_SEARCH_INDUSTRY_PLANS, PLAN_ROW_LIMITS
 from .control import read_json
 

@@ -1,0 +1,56 @@
+"""The real cause of a failure: the exception chain walked to its root (through dlt's wrappers), and an
+OSError said in one line by its errno, never by matching message text."""
+
+from __future__ import annotations
+
+import errno
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
+    then an unsuppressed ``__context__``; outermost first, each once."""
+    out: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out.append(current)
+        wrapped = getattr(current, "exception", None)
+        if isinstance(wrapped, BaseException):
+            current = wrapped
+        elif current.__cause__ is not None:
+            current = current.__cause__
+        elif not current.__suppress_context__:
+            current = current.__context__
+        else:
+            current = None
+    return out
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The innermost exception of :func:`chain`."""
+    return chain(exc)[-1]
+
+
+def explain_oserror(error: OSError) -> str | None:
+    where = f" ({error.filename})" if error.filename else ""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"no space left on device{where}: free space on that disk (or point the path elsewhere) and rerun"
+    if error.errno == errno.EROFS:
+        return f"read-only file system{where}: point the path at a writable directory (or remount it read-write)"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return f"permission denied{where}: give this user write access there, or choose another path"
+    if error.errno == errno.EISDIR:
+        return f"a directory is where a file should be{where}: give a file path, or move the directory away"
+    if error.errno == errno.ENOTDIR:
+        return f"a part of the path{where} is a file, not a directory: choose another path"
+    if error.errno == errno.EFBIG:
+        return f"file too large{where}: a file-size limit (ulimit -f) stopped the write; raise it and rerun"
+    if error.errno == errno.ENOENT:
+        return f"no such file or directory{where}: check the path"
+    return None
+
+
+def one_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:300] if text else ""
