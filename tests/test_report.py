@@ -445,10 +445,10 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     )
 
 
-def test_demo_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path: Path) -> None:
-    from flows.demo import write_dashboard
+def test_the_build_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path: Path) -> None:
+    from flows.stages import write_dashboard  # the build flow's write-dashboard task (the demo's too)
 
     shutil.copy(bi, tmp_path / "outreach_bi.duckdb")
-    line = write_dashboard(tmp_path / "outreach.duckdb")
-    assert line.startswith(f"Dashboard: {tmp_path / 'report.html'} ")
+    line = write_dashboard(str(tmp_path / "outreach_bi.duckdb"))
+    assert line.startswith("[report.html](") and str((tmp_path / "report.html").resolve()) in line, line
     assert (tmp_path / "report.html").stat().st_size > 1_000_000
