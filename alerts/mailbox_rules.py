@@ -40,6 +40,19 @@ def _bounce_ctes(db: Db) -> tuple[str, int]:
     return text, 2
 
 
+def _campaign_mailboxes(db: Db) -> str:
+    """(campaign_id, workspace_id, mailbox_id) of every campaign's sending mailboxes: the campaign's
+    `email_account_ids` where the service returns them (the API's documented response does not list them);
+    else the mailboxes its replies arrived at, the only other trace of who sent it."""
+    if "email_account_ids" in db.columns("outreach", "campaigns"):
+        return """
+        select id as campaign_id, workspace_id, unnest(from_json(email_account_ids, '["VARCHAR"]')) as mailbox_id
+        from outreach.campaigns where _dlt_valid_to is null"""
+    return """
+        select distinct campaign_id, workspace_id, email_account_id as mailbox_id from reporting.stg_replies
+        where email_account_id is not null"""
+
+
 def mailbox_bounce_rate(db: Db, s: AlertSettings, now: datetime) -> list[Finding]:
     """Bounces over sends in 28 days per mailbox. A bounce goes to the mailbox its `lead.bounced` event names;
     otherwise to the campaign's mailboxes by their share of its sends (an equal share: the API reports sends per
@@ -47,10 +60,7 @@ def mailbox_bounce_rate(db: Db, s: AlertSettings, now: datetime) -> list[Finding
     start = now - timedelta(days=WINDOW_DAYS)
     bounces, bounds = _bounce_ctes(db)
     sql = f"""
-    with campaign_mailboxes as (
-        select id as campaign_id, workspace_id, unnest(from_json(email_account_ids, '["VARCHAR"]')) as mailbox_id
-        from outreach.campaigns where _dlt_valid_to is null
-    ),
+    with campaign_mailboxes as ({_campaign_mailboxes(db)}),
     shares as (
         select campaign_id, count(*) as mailboxes from campaign_mailboxes group by campaign_id
     ),

@@ -49,6 +49,7 @@ KEYS = {
     "send_time_performance": ["workspace_id", "weekday", "hour"],
     "company_rollup": ["workspace_id", "company_domain"],
     "workspace_credits_daily": ["workspace_id", "activity_date"],
+    "reply_classes": ["reply_type"],  # the reply-class map as a table, for the alerts
 }
 
 #: columns the metric dictionary redefined on purpose (the contract in docs/DESIGN.md, Metrics: rates are

@@ -204,7 +204,8 @@ def test_readme_real_service_block_syncs_builds_documents_queries_and_reports(sa
     # `outreach check`: the settings' origins, the key's workspace, the warehouse; the key masked
     assert "env SOURCES__OUTREACH__API_KEY" in output and "all checks passed" in output, output[-4000:]
     assert f"workspace '{key['workspace_name']}'" in output, output[-4000:]
-    assert f"dlt's default ({tmp_path / 'home' / 'dlt' / 'pipelines'})" in output  # the dlt home in use
+    assert "the warehouse's own (.<stem>_dlt beside a DuckDB file)" in output  # dlt's working dirs, per warehouse
+    assert (tmp_path / "data" / ".outreach_dlt").is_dir()
     # `outreach status` after the sync: the workspace's full run, ok
     status = output.partition("outreach status:")[2]
     assert key["workspace_name"] in status and " full " in status and " ok " in status, output[-4000:]

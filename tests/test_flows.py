@@ -275,7 +275,15 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
         rate_limit_per_minute=FAST_PACE,
         pipelines_dir=str(tmp_path / "dlt"),
     )
-    assert set(result.stages) == {"extract+normalize", "load", "build models", "data tests", "publish BI", "dashboard"}
+    assert set(result.stages) == {
+        "extract+normalize",
+        "load",
+        "build models",
+        "data tests",
+        "alerts",
+        "publish BI",
+        "dashboard",
+    }
     gathered = _gather(run_id)
     names = {t.name.rsplit("-", 1)[0] for t in gathered["task_runs"]}
     assert {"sync", "build-models-and-data-tests", "publish-bi", "write-dashboard", "publish-report"} <= names

@@ -139,6 +139,8 @@ def test_yml_documents_every_mart_column_with_its_meaning(built: tuple[Path, sub
     finally:
         con.close()
     for table, columns in actual:
+        if table == "alert_incidents":  # the alerts' own table, not a dbt model: alerts/store.py comments it
+            continue
         node = next(n for n in nodes.values() if n["name"] == table)  # type: ignore[union-attr]
         assert node["description"].startswith("One row per"), f"{table}: the description must state the grain"
         documented = list(node["columns"])

@@ -154,7 +154,7 @@ def test_postgres_build_equals_duckdb_build_and_keeps_tables_on_failure(
     assert PASSWORD not in out.stdout + out.stderr
 
     figures = _compare(_duckdb_marts(warehouse), _pg_marts(dsn))
-    assert figures["tables"] == len(KEYS) == 17 and figures["rows"] > 3000
+    assert figures["tables"] == len(KEYS) == 18 and figures["rows"] > 3000
     assert figures["empty"] == [], "every mart has rows to compare"
     print(f"\nPostgreSQL vs DuckDB: {figures}")
 
