@@ -13,8 +13,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.destination import Warehouse
-from pipelines.errors import WarehouseError
+from pipelines.core.errors import WarehouseError
+from pipelines.warehouse.destination import Warehouse
 
 
 class Db:

@@ -17,8 +17,8 @@ from typing import Any
 from alerts.db import Db
 from alerts.settings import AlertSettings
 from alerts.store import TABLE as INCIDENTS
-from pipelines.config import OutreachSettings
-from pipelines.errors import ForbiddenError, OutreachError
+from pipelines.core.config import OutreachSettings
+from pipelines.core.errors import ForbiddenError, OutreachError
 
 TABLE = "outreach.guard_actions"
 PAUSES = {"mailbox_bounce_rate": "/email-accounts/{id}/pause", "campaign_bounce_rate": "/campaigns/{id}/pause"}
@@ -143,7 +143,7 @@ def _record(db: Db, inc: dict[str, Any], outcome: str) -> None:
 
 def _clients_by_workspace(sync: OutreachSettings, echo: Echo) -> dict[str, Any]:
     """One API client per workspace among the configured keys (GET /account tells whose a key is)."""
-    from pipelines.accounts import check_keys, client_for
+    from pipelines.api.accounts import check_keys, client_for
 
     keys = sync.api_key_list()
     if not keys or not sync.base_url:

@@ -14,7 +14,7 @@ from typing import Any
 from alerts import guard, notify, rules, store
 from alerts.db import connect
 from alerts.settings import AlertSettings, resolve_alert_settings
-from pipelines.destination import Warehouse
+from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def evaluate(
             store.record_notification(db, transition, notify.outcome(deliveries))
             notify.emit_prefect_event(transition.kind, transition.incident)
         if guard_run and cfg.auto_pause and (only is None or "mailbox_bounce_rate" in only):
-            from pipelines.config import resolve_settings
+            from pipelines.core.config import resolve_settings
 
             run.paused = guard.run_guard(db, cfg, resolve_settings(), dry_run=False, echo=say)
     return run
@@ -103,7 +103,7 @@ def after_events(warehouse: Warehouse, service_clock: datetime | None = None, ec
 
 
 def _first_line(exc: BaseException) -> str:
-    from pipelines.diagnose import root_cause
+    from pipelines.warehouse.diagnose import root_cause
 
     root = root_cause(exc)
     text = str(root).strip().splitlines()

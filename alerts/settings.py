@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from dlt.common.configuration import configspec, resolve_configuration
 from dlt.common.configuration.specs import BaseConfiguration
 
-from pipelines.errors import ConfigError
+from pipelines.core.errors import ConfigError
 
 
 @configspec

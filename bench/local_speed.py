@@ -8,8 +8,8 @@ ours needs: `merge` on `id` into the same DuckDB destination.
   this is what the baseline does.
 - `dicts_parquet`: the same dicts, `loader_file_format="parquet"` (dlt converts in normalize).
 - `arrow_page`: one typed pyarrow table per 200-row page (ours' shaping, no batching).
-- `ours_arrow_10k`: ours' path (pipelines/source.py): typed pyarrow tables of 10,000 rows built by
-  `pipelines.recipients_arrow.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
+- `ours_arrow_10k`: ours' path (pipelines/source/batch_source.py): typed pyarrow tables of 10,000 rows built by
+  `pipelines.source.recipients_arrow.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
   pipeline (`pipelines.sync.make_pipeline`: its DuckDB destination and settings).
 
 Memory flatness: ours' path also runs on `--default-rows` rows, to put its peak beside the 1M figure.
@@ -79,7 +79,7 @@ def recipient_pages(rows: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def _resource(path: str, rows: int) -> Any:
     import dlt
 
-    from pipelines.recipients_arrow import recipients_table
+    from pipelines.source.recipients_arrow import recipients_table
 
     synced = datetime.now(UTC)
 
@@ -107,7 +107,7 @@ def _child(path: str, rows: int, workdir: Path) -> dict[str, Any]:
 
     workdir.mkdir(parents=True, exist_ok=True)
     if path == "ours_arrow_10k":  # ours' own pipeline: its destination, memory limit and file rotation
-        from pipelines.destination import make_pipeline, warehouse_target
+        from pipelines.warehouse.destination import make_pipeline, warehouse_target
 
         warehouse = warehouse_target(duckdb_path=workdir / f"{path}.duckdb", destination="duckdb")
         pipeline = make_pipeline(f"speed_{path}", warehouse, str(workdir / "pipelines"))

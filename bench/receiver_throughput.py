@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.http_burst import post_burst
-from pipelines import spool, spool_reader
+from pipelines.events import spool, spool_reader
 from receiver.signature import sign
 
 SECRET = "bench-secret-not-real"

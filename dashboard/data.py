@@ -4,7 +4,7 @@ Every query is an aggregate of a ``reporting`` table: campaign grain at most for
 campaign charts, mailbox-and-day for mailbox health, workspace-weekday-hour for the
 heatmap. No raw row (a recipient, a reply, a lead) leaves DuckDB.
 
-Columns that models issue 15 adds are read when the BI file has them (the names are the
+Columns that newer builds publish are read when the BI file has them (the names are the
 contract): ``campaign_performance.human_reply_rate``, ``auto_reply_count`` and ``count_contacted``,
 ``reply_outcomes.reply_class`` and the table ``send_time_performance`` (``workspace_id``,
 ``weekday``, ``hour``, ``sends``, ``opens``, ``replies``, ``human_reply_rate``). Until then the
@@ -14,109 +14,31 @@ charts fall back to today's columns and say so on the page.
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from dashboard.bi_file import (
+    FALLBACK_SEND_TIMES,
+    REQUIRED,
+    SEND_TIME_COLUMNS,
+    columns_of,
+    first_line,
+    frame,
+    open_bi,
+    require,
+)
 from dashboard.errors import ReportError
 
 log = logging.getLogger(__name__)
 
-SCHEMA = "reporting"
-_ALIAS = "bi"
-
-#: tables (and the columns of each) that today's models publish and every report needs
-REQUIRED: Mapping[str, frozenset[str]] = {
-    "workspace_overview": frozenset({"workspace_id", "workspace_name", "synced_at"}),
-    "campaign_performance": frozenset(
-        {
-            "campaign_id",
-            "workspace_id",
-            "campaign_name",
-            "campaign_status",
-            "count_recipients",
-            "count_pending",
-            "count_sent",
-            "count_delivered",
-            "count_opened",
-            "count_clicked",
-            "count_replied",
-            "count_positive_replies",
-            "count_bounced",
-            "reply_rate",
-            "progress_rate",  # the metric dictionary's rates (fractions): a build before it held percentages
-        }
-    ),
-    "campaign_daily": frozenset(
-        {
-            "campaign_id",
-            "workspace_id",
-            "activity_date",
-            "is_send_observed",
-            "count_sent",
-            "count_replies_received",
-            "count_positive_replies_received",
-        }
-    ),
-    "variant_performance": frozenset(
-        {
-            "campaign_id",
-            "workspace_id",
-            "variant_index",
-            "subject",
-            "count_sent",
-            "count_replied",
-            "estimated_recipients",
-            "reply_rate",
-            "reply_rate_ci_low",
-            "reply_rate_ci_high",
-            "p_value",
-            "adjusted_p_value",
-            "is_winner",
-            "test_state",
-            "recipients_needed",
-            "count_variants_in_campaign",
-        }
-    ),
-    "mailbox_health": frozenset(
-        {
-            "email_account_id",
-            "workspace_id",
-            "mailbox_email",
-            "is_active",
-            "reputation_score",
-            "is_warmup_enabled",
-            "warmup_health_score",
-        }
-    ),
-    "mailbox_daily": frozenset(
-        {
-            "email_account_id",
-            "workspace_id",
-            "activity_date",
-            "reputation_score",
-            "warmup_health_score",
-            "max_utilisation_pct",
-        }
-    ),
-    "reply_outcomes": frozenset({"campaign_id", "workspace_id", "reply_type", "is_positive", "count_replies"}),
-}
-
-#: the heatmap's source until models issue 15 publishes send_time_performance
-FALLBACK_SEND_TIMES: Mapping[str, frozenset[str]] = {
-    "lead_engagement": frozenset({"workspace_id", "last_contacted_at", "count_campaigns_replied"}),
-}
-
-SEND_TIME_COLUMNS = frozenset({"workspace_id", "weekday", "hour", "sends", "replies", "human_reply_rate"})
-
 
 @dataclass(frozen=True)
 class Features:
-    """Which of the columns from models issue 15 the BI file has."""
+    """Which of the newer marts' columns the BI file has (an older build lacks them)."""
 
     human_reply_rate: bool = False
     reply_class: bool = False
@@ -175,8 +97,8 @@ def load(bi_path: str | Path) -> ReportData:
     path = Path(bi_path)
     con = open_bi(path)
     try:
-        columns = _columns(con)
-        _require(path, columns, REQUIRED)
+        columns = columns_of(con)
+        require(path, columns, REQUIRED)
         features = Features(
             human_reply_rate={"human_reply_rate", "count_human_replied"} <= columns.get("campaign_performance", set()),
             reply_class="reply_class" in columns.get("reply_outcomes", set()),
@@ -190,61 +112,24 @@ def load(bi_path: str | Path) -> ReportData:
                     path,
                     ", ".join(sorted(SEND_TIME_COLUMNS - columns["send_time_performance"])),
                 )
-            _require(path, columns, FALLBACK_SEND_TIMES)
+            require(path, columns, FALLBACK_SEND_TIMES)
         return ReportData(
-            workspaces=_frame(con, _WORKSPACES),
-            campaigns=_frame(con, _campaigns_sql(features)),
-            daily=_frame(con, _DAILY),
-            variants=_frame(con, _VARIANTS),
-            mailboxes=_frame(con, _MAILBOXES),
-            mailbox_daily=_frame(con, _MAILBOX_DAILY),
-            outcomes=_frame(con, _outcomes_sql(features)),
+            workspaces=frame(con, _WORKSPACES),
+            campaigns=frame(con, _campaigns_sql(features)),
+            daily=frame(con, _DAILY),
+            variants=frame(con, _VARIANTS),
+            mailboxes=frame(con, _MAILBOXES),
+            mailbox_daily=frame(con, _MAILBOX_DAILY),
+            outcomes=frame(con, _outcomes_sql(features)),
             send_times=iso_weekdays(
-                _frame(con, _SEND_TIMES if features.send_time_performance else _SEND_TIMES_FALLBACK)
+                frame(con, _SEND_TIMES if features.send_time_performance else _SEND_TIMES_FALLBACK)
             ),
             features=features,
         )
     except duckdb.Error as exc:
-        raise ReportError(f"cannot read BI file {path}: {_first_line(exc)}; rebuild it with `outreach models`") from exc
+        raise ReportError(f"cannot read BI file {path}: {first_line(exc)}; rebuild it with `outreach models`") from exc
     finally:
         con.close()
-
-
-def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory session with the BI file attached read-only as ``bi`` (UTC, no progress bar).
-
-    Local checks first, so the usual mistakes get their own one-line fix.
-    """
-    if not path.exists():
-        raise ReportError(
-            f"BI file {path} does not exist: run `outreach models` to publish it (or pass --duckdb with the "
-            "warehouse it sits beside)"
-        )
-    if not path.is_file():
-        raise ReportError(f"BI file {path} is not a file: pass --duckdb with the warehouse file")
-    if not os.access(path, os.R_OK):
-        raise ReportError(f"BI file {path} is not readable by this user: fix its permissions (chmod o+r)")
-    with path.open("rb") as head:
-        magic = head.read(12)[8:12]
-    if magic != b"DUCK":
-        raise ReportError(f"{path} is not a DuckDB file: pass --duckdb with the warehouse (the BI file sits beside it)")
-    con = duckdb.connect()
-    try:
-        con.execute("set enable_progress_bar = false")
-        con.execute("set TimeZone = 'UTC'")
-        quoted = str(path).replace("'", "''")
-        con.execute(f"attach '{quoted}' as {_ALIAS} (read_only)")
-        con.execute(f"use {_ALIAS}")
-    except duckdb.IOException as exc:
-        con.close()
-        raise ReportError(
-            f"cannot open BI file {path} read-only ({_first_line(exc)}): a process holds it open for writing; "
-            "close it (BI tools should open it read-only) and retry"
-        ) from exc
-    except duckdb.Error as exc:
-        con.close()
-        raise ReportError(f"cannot open BI file {path}: {_first_line(exc)}") from exc
-    return con
 
 
 _DAY_NAMES = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
@@ -272,40 +157,6 @@ def iso_weekdays(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     out["weekday"] = [iso_weekday(v) for v in out["weekday"]]
     return out
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for table, column in con.execute(
-        "select table_name, column_name from information_schema.columns where table_catalog = ? and table_schema = ?",
-        [_ALIAS, SCHEMA],
-    ).fetchall():
-        found.setdefault(str(table), set()).add(str(column))
-    return found
-
-
-def _require(path: Path, columns: Mapping[str, set[str]], needed: Mapping[str, frozenset[str]]) -> None:
-    for table, wanted in needed.items():
-        if table not in columns:
-            raise ReportError(
-                f"BI file {path} has no {SCHEMA}.{table}: run `outreach models` to rebuild and publish it"
-            )
-        missing = sorted(wanted - columns[table])
-        if missing:
-            raise ReportError(
-                f"BI file {path}: {SCHEMA}.{table} lacks {', '.join(missing)} (published by an older build): "
-                "run `outreach models`"
-            )
-
-
-def _frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
-    """A query's result as pandas (through Arrow: duckdb's own .df() warns under pandas 3)."""
-    frame: pd.DataFrame = con.sql(sql).to_arrow_table().to_pandas()  # pyarrow is untyped (Any): the type stated
-    return frame
 
 
 _WORKSPACES = """

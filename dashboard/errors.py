@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pipelines.core.errors import OutreachError
 
-class ReportError(Exception):
+
+class ReportError(OutreachError):
     """The report cannot be written; the message names the cause and the fix in one line."""

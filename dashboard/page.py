@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -26,7 +26,17 @@ from dashboard.charts import TEMPLATE
 
 if TYPE_CHECKING:
     from dashboard.data import ReportData
-    from dashboard.report import Chart
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of the page: its key, heading, caption and how to draw it from a scope's data."""
+
+    key: str
+    heading: str
+    caption: Callable[[ReportData], str]
+    draw: Callable[[ReportData], go.Figure]
+    workspace_grain: bool = False
 
 
 @dataclass(frozen=True)

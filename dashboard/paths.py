@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.settings import DEFAULT_DUCKDB_PATH
-from pipelines.settings import bi_path_for as bi_path_for  # re-exported: part of the dashboard's interface
+from pipelines.core.constants import DEFAULT_DUCKDB_PATH
+from pipelines.core.constants import bi_path_for as bi_path_for  # re-exported: part of the dashboard's interface
 
 DEFAULT_WAREHOUSE = Path(DEFAULT_DUCKDB_PATH)
 REPORT_NAME = "report.html"

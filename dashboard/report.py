@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -20,18 +19,7 @@ from dashboard import charts, metrics
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
-from dashboard.page import Scope, render_page
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A chart of the page: its key, heading, caption and how to draw it from a scope's data."""
-
-    key: str
-    heading: str
-    caption: Callable[[ReportData], str]
-    draw: Callable[[ReportData], go.Figure]
-    workspace_grain: bool = False
+from dashboard.page import Chart, Scope, render_page
 
 
 def _rate_label(data: ReportData) -> str:

@@ -16,16 +16,16 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 
-from pipelines.config import OutreachSettings, resolve_settings
-from pipelines.destination import warehouse_target
+from pipelines.core.config import OutreachSettings, resolve_settings
+from pipelines.warehouse.destination import warehouse_target
 
 log = logging.getLogger(__name__)
 
 
 def service_clock(settings: OutreachSettings) -> datetime | None:
     """The newest HTTP Date of `GET /account` over the configured keys (None without keys or an answer)."""
-    from pipelines.accounts import new_client
-    from pipelines.errors import OutreachError
+    from pipelines.api.accounts import new_client
+    from pipelines.core.errors import OutreachError
 
     if not settings.base_url:
         return None
@@ -47,8 +47,8 @@ def check_replies(spool_dir: str | Path | None = None, duckdb_path: str | Path |
     """Load the spool (if any), then evaluate `positive_reply_waiting`; returns the AlertRun. Holds the
     warehouse writer lock while it writes, as every writer does."""
     from alerts import after_events
-    from pipelines.lock import warehouse_writer
-    from pipelines.warehouse_prep import load_spool_events
+    from pipelines.warehouse.lock import warehouse_writer
+    from pipelines.warehouse.warehouse_prep import load_spool_events
 
     settings = resolve_settings(duckdb_path=duckdb_path)
     target = warehouse_target(settings)

@@ -103,9 +103,9 @@ def sync(
     ] = False,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.run import run_sync
+    from pipelines.sync.run import run_sync
 
-    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.run.sync`
+    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.sync.run.sync`
         report = run_sync(
             mode=mode.value,
             base_url=base_url,
@@ -134,7 +134,7 @@ def check(
 ) -> None:
     """Show where each setting comes from, test each key against the API and that the warehouse can be
     written; one line per problem, non-zero if there is one. Keys are shown masked."""
-    from pipelines.check import run_check
+    from pipelines.commands.check import run_check
 
     report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)
     for line in report.lines:
@@ -153,11 +153,11 @@ def _model_target(duckdb: Path | None, destination: Destination | None) -> Wareh
 
 
 def _writer_lock(target: WarehouseTarget, holder: str) -> contextlib.AbstractContextManager[object]:
-    """The one warehouse lock (`pipelines.lock`), exclusive: the build waits for a running sync (saying
+    """The one warehouse lock (`pipelines.warehouse.lock`), exclusive: the build waits for a running sync (saying
     for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
-    from pipelines.lock import warehouse_writer
+    from pipelines.core.config import resolve_settings
+    from pipelines.warehouse.destination import warehouse_target
+    from pipelines.warehouse.lock import warehouse_writer
 
     settings = resolve_settings()
     warehouse = warehouse_target(settings, duckdb_path=target.duckdb_path, destination=target.destination)
@@ -178,10 +178,10 @@ def status(
     """Per workspace: the last runs, rows loaded, cursors, deferred reply bodies, the last error. No API request."""
     import json
 
-    from pipelines.destination import warehouse_target
-    from pipelines.errors import OutreachError
-    from pipelines.status import read_status
-    from pipelines.status_output import as_json, render
+    from pipelines.commands.status import read_status
+    from pipelines.commands.status_output import as_json, render
+    from pipelines.core.errors import OutreachError
+    from pipelines.warehouse.destination import warehouse_target
 
     try:
         target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
@@ -219,8 +219,8 @@ def models(
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
     from models.build import build
-    from models.errors import BuildFailed, ModelError
-    from pipelines.errors import OutreachError
+    from models.errors import BuildFailed
+    from pipelines.core.errors import OutreachError
 
     try:
         target = _model_target(duckdb, destination)
@@ -237,7 +237,7 @@ def models(
             err=True,
         )
         raise typer.Exit(1) from None
-    except (ModelError, OutreachError) as exc:
+    except OutreachError as exc:  # models' and the sync's errors: one family, one line
         fail(str(exc))
     typer.echo(report.summary())
 
@@ -275,13 +275,13 @@ def docs(
 ) -> None:
     """Generate dbt's static docs site (one self-contained index.html) of the reporting models."""
     from models.docs_site import generate_docs
-    from models.errors import ModelError
+    from pipelines.core.errors import OutreachError
 
     try:
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach docs"):
             site = generate_docs(target, out_dir=out)
-    except ModelError as exc:
+    except OutreachError as exc:
         fail(str(exc))
     typer.echo(f"docs: {site} (open it in a browser)")
 
@@ -301,7 +301,7 @@ def demo(
 def serve() -> None:
     """Serve the Prefect deployments of prefect.yaml (quick every 15 minutes, full nightly) until stopped."""
     from flows.deployments import serve_deployments
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         serve_deployments()

@@ -26,7 +26,7 @@ def _fail(message: str) -> None:
 
 
 def _warehouse(duckdb: Path | None) -> Any:
-    from pipelines.destination import warehouse_target
+    from pipelines.warehouse.destination import warehouse_target
 
     return warehouse_target(duckdb_path=duckdb)
 
@@ -47,7 +47,7 @@ def alerts(
         return
     from alerts.db import connect
     from alerts.store import list_incidents
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         with connect(_warehouse(duckdb)) as db:
@@ -75,7 +75,7 @@ def ack(incident_id: Annotated[str, typer.Argument(metavar="ID")], duckdb: Duckd
     """Acknowledge an open incident: no further notice until it resolves."""
     from alerts.db import connect
     from alerts.store import acknowledge
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         with connect(_warehouse(duckdb)) as db:
@@ -93,7 +93,7 @@ def test_targets() -> None:
     """Send one test notification to every target of [alerts] targets and report each result."""
     from alerts.notify import notify_all
     from alerts.settings import resolve_alert_settings
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         settings = resolve_alert_settings()
@@ -118,8 +118,8 @@ def guard(
     from alerts.db import connect
     from alerts.guard import run_guard
     from alerts.settings import resolve_alert_settings
-    from pipelines.config import resolve_settings
-    from pipelines.errors import OutreachError
+    from pipelines.core.config import resolve_settings
+    from pipelines.core.errors import OutreachError
 
     try:
         settings = resolve_alert_settings()
@@ -138,7 +138,7 @@ def replies(
 ) -> None:
     """Load the webhook spool and evaluate positive_reply_waiting now (the speed-to-lead deployment's step)."""
     from flows.alerts_flow import check_replies
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         run = check_replies(spool, duckdb, echo=typer.echo)
@@ -153,7 +153,7 @@ def after_build_step(target: WarehouseTarget) -> Callable[[], None]:
 
     def step() -> None:
         from alerts import after_build
-        from pipelines.destination import warehouse_target
+        from pipelines.warehouse.destination import warehouse_target
 
         warehouse = warehouse_target(duckdb_path=target.duckdb_path, destination=target.destination)
         typer.echo(after_build(warehouse, echo=lambda line: typer.echo(line, err=True)), err=True)

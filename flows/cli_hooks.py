@@ -21,7 +21,7 @@ def hooks_listen(
     ] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
-    from pipelines.config import resolve_settings
+    from pipelines.core.config import resolve_settings
     from receiver.server import listen
 
     listen(host=host, port=port, spool_dir=spool or resolve_settings().spool_location())
@@ -44,8 +44,8 @@ def hooks_subscribe(
     duckdb: HooksRecordOption = None,
 ) -> None:
     """Subscribe TARGET to events through the API, and record each subscription."""
-    from pipelines.errors import OutreachError
-    from pipelines.hooks_admin import subscribe
+    from pipelines.api.hooks_admin import subscribe
+    from pipelines.core.errors import OutreachError
 
     try:
         for line in subscribe(
@@ -64,8 +64,8 @@ def hooks_unsubscribe(
     duckdb: HooksRecordOption = None,
 ) -> None:
     """Delete a subscription by id, and mark it deleted in the record."""
-    from pipelines.errors import OutreachError
-    from pipelines.hooks_admin import unsubscribe
+    from pipelines.api.hooks_admin import unsubscribe
+    from pipelines.core.errors import OutreachError
 
     try:
         typer.echo(unsubscribe(subscription_id=subscription_id, base_url=base_url, api_key=api_key, duckdb_path=duckdb))
@@ -79,8 +79,8 @@ def hooks_list(
     all_: Annotated[bool, typer.Option("--all", help="Also the deleted ones, with status and time.")] = False,
 ) -> None:
     """The subscriptions made with `outreach hooks subscribe` (the API cannot list them); no API request."""
-    from pipelines.errors import OutreachError
-    from pipelines.hooks_admin import list_subscriptions
+    from pipelines.api.hooks_admin import list_subscriptions
+    from pipelines.core.errors import OutreachError
 
     try:
         for line in list_subscriptions(duckdb_path=duckdb, include_deleted=all_):
@@ -92,8 +92,8 @@ def hooks_list(
 @hooks_app.command("events")
 def hooks_events(base_url: str | None = None, api_key: str | None = None) -> None:
     """List the subscribable events."""
-    from pipelines.errors import OutreachError
-    from pipelines.hooks_admin import list_events
+    from pipelines.api.hooks_admin import list_events
+    from pipelines.core.errors import OutreachError
 
     try:
         for line in list_events(base_url=base_url, api_key=api_key):

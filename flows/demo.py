@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from flows import demo_alerts, stages
 from flows.shell import command, shown_path
-from pipelines import demo_guard
-from pipelines.errors import ConfigError
+from pipelines.core.errors import ConfigError
+from pipelines.warehouse import demo_guard
 
 logger = logging.getLogger(__name__)
 
@@ -163,13 +163,11 @@ def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) 
     A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
     it hold the details).
     """
-    from dashboard import ReportError
-    from models.errors import ModelError
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         _run_demo(scale, duckdb_path)
-    except (OutreachError, ModelError, ReportError) as exc:
+    except OutreachError as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
 
@@ -198,7 +196,7 @@ def step(title: str) -> Iterator[None]:
 
 def start_sandbox(scale: str) -> Any:
     """The sandbox in a process of its own: it serves while this process syncs (two cores, not one)."""
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
     from sandbox.server import SandboxProcess
 
     try:

@@ -82,7 +82,7 @@ def alerts_text(warehouse: Path, received: Sink) -> str:
     """The open incidents of the warehouse and the notifications the sink received."""
     from alerts.db import connect
     from alerts.store import list_incidents
-    from pipelines.destination import warehouse_target
+    from pipelines.warehouse.destination import warehouse_target
 
     with connect(warehouse_target(duckdb_path=warehouse)) as db:
         rows = list_incidents(db)

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from pipelines.errors import ConfigError
+from pipelines.core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

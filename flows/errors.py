@@ -19,9 +19,9 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 def fail_explained(exc: BaseException, duckdb: Path | None) -> NoReturn:
-    """One line from `pipelines.diagnose.explain` (the traceback goes to the debug log only)."""
-    from pipelines.deadline import SyncInterrupted
-    from pipelines.errors import OutreachError
+    """One line from `pipelines.warehouse.diagnose.explain` (the traceback goes to the debug log only)."""
+    from pipelines.core.deadline import SyncInterrupted
+    from pipelines.core.errors import OutreachError
 
     log.debug("failed", exc_info=exc)
     if isinstance(exc, SyncInterrupted):  # what did load, then the line, with the signal's exit status
@@ -30,14 +30,15 @@ def fail_explained(exc: BaseException, duckdb: Path | None) -> NoReturn:
         fail(str(exc), exc.exit_code)
     if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
         fail(str(exc))
-    from pipelines.diagnose import configured_path, explain
+    from pipelines.warehouse.diagnose import configured_path, explain
 
     fail(explain(exc, configured_path(duckdb)))
 
 
 class OneLineErrors(TyperGroup):
-    """Every command's unexpected failure becomes one line naming its root cause (`pipelines.diagnose.explain`);
-    the traceback goes to the debug log only. Commands still say their known errors themselves."""
+    """Every command's unexpected failure becomes one line naming its root cause
+    (`pipelines.warehouse.diagnose.explain`); the traceback goes to the debug log
+    only. Commands still say their known errors themselves."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's own click Context
         # libraries' warnings (pandas' deprecations, met while dbt runs) are for their developers, not for our
@@ -49,7 +50,7 @@ class OneLineErrors(TyperGroup):
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
             raise
         except Exception as exc:  # the last line of defence: no traceback reaches a user
-            from pipelines.diagnose import explain
+            from pipelines.warehouse.diagnose import explain
 
             log.debug("failed", exc_info=exc)
             typer.echo(f"error: {explain(exc)}", err=True)

@@ -1,7 +1,7 @@
-"""Workspace key references for the flows: `pipelines.keys` does the reading; this module plugs in the
+"""Workspace key references for the flows: `pipelines.core.keys` does the reading; this module plugs in the
 one store only the flows have, Prefect's ``Secret`` blocks (``secret:<name>``, or a bare name).
 
-Prefect is imported only when a ``secret:`` reference is resolved. See `pipelines.keys` for the forms
+Prefect is imported only when a ``secret:`` reference is resolved. See `pipelines.core.keys` for the forms
 (``config:<n>``, ``env:<VAR>``, ``secret:<name>``); keys never appear in a parameter, a log line, a
 state or an artifact.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipelines.errors import ConfigError
-from pipelines.keys import (
+from pipelines.core.errors import ConfigError
+from pipelines.core.keys import (
     KeyRef,
     configured_api_keys,
     configured_key_refs,

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-from pipelines.errors import OutreachError
+from pipelines.core.errors import OutreachError
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from pipelines.errors import ConfigError
+from pipelines.core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 

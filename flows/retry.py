@@ -13,8 +13,7 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.tasks import Task
 
 from flows.keys import parse_key_ref, where_the_key_lives
-from pipelines.diagnose import chain
-from pipelines.errors import (
+from pipelines.core.errors import (
     AuthError,
     ConfigError,
     ForbiddenError,
@@ -22,6 +21,7 @@ from pipelines.errors import (
     NotFoundError,
     OutreachError,
 )
+from pipelines.warehouse.diagnose import chain
 
 #: Errors that a retry cannot fix: the task fails on the first attempt.
 PERMANENT_ERRORS: tuple[type[BaseException], ...] = (

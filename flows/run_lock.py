@@ -24,7 +24,7 @@ from prefect.exceptions import ObjectNotFound
 SYNC_LIMIT = "outreach-sync"
 #: Tasks that write the warehouse carry this tag; a tag concurrency limit of 1 on it (prefect.yaml,
 #: created by `outreach serve`) serialises DuckDB writers across machines. The warehouse lock itself
-#: is `pipelines.lock`, which every writer takes, with or without Prefect.
+#: is `pipelines.warehouse.lock`, which every writer takes, with or without Prefect.
 WRITER_TAG = "outreach-warehouse-writer"
 
 logger = logging.getLogger(__name__)

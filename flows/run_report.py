@@ -39,7 +39,7 @@ class WorkspaceResult:
     key_ref: str
     ok: bool
     error: str = ""
-    sync_report: Any = None  # pipelines.report.WorkspaceReport of the load
+    sync_report: Any = None  # pipelines.core.report.WorkspaceReport of the load
     stages: dict[str, float] = field(default_factory=dict)
     events_loaded: int = 0  # webhook events the sync loaded from the spool first
 

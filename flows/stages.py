@@ -1,7 +1,7 @@
 """The calls the flows' stages after the sync make into ``models`` and ``dashboard`` (one place to adapt them).
 
-The sync itself is ``pipelines.run.sync``, called directly; the warehouse is the one
-`pipelines.destination.warehouse_target` names (``duckdb_path`` parameter, else
+The sync itself is ``pipelines.sync.run.sync``, called directly; the warehouse is the one
+`pipelines.warehouse.destination.warehouse_target` names (``duckdb_path`` parameter, else
 ``SOURCES__OUTREACH__DUCKDB_PATH`` / ``.dlt/config.toml``, else ``data/outreach.duckdb``).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipelines.config import resolve_settings
-from pipelines.destination import Warehouse, warehouse_target
-from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the flows' name for it
+from pipelines.core.config import resolve_settings
+from pipelines.core.constants import bi_path_for as bi_path_for  # re-exported: the flows' name for it
+from pipelines.warehouse.destination import Warehouse, warehouse_target
 
 
 def warehouse_path(duckdb_path: str | Path | None) -> str:
@@ -26,7 +26,7 @@ def sync_report_markdown(
     mode: str, workspace_reports: list[Any], destination: str, seconds: float, events_loaded: int = 0
 ) -> str:
     """Render loaded workspaces' reports with the pipeline's own markdown."""
-    from pipelines.report import SyncReport
+    from pipelines.core.report import SyncReport
 
     report = SyncReport(
         mode=mode,

@@ -1,11 +1,11 @@
 """Prefect flows: ``sync_workspace`` (one API key) and ``sync_all`` (every workspace, then models).
 
-The sync itself is one task that calls the function `outreach sync` calls (``pipelines.run.sync``), with its
+The sync itself is one task that calls the function `outreach sync` calls (``pipelines.sync.run.sync``), with its
 guards (preflight, warehouse lock, key check, demo-warehouse guard); the flows add only scheduling, retries,
 concurrency limits and artifacts. The sync task retries with backoff on errors a retry can fix (network,
 5xx/429 after the client's own retries); errors a retry cannot fix (bad key, no permission, bad config) fail
 it at once. The model build and the BI publish hold the warehouse lock every writer takes
-(``pipelines.lock``). Settings are resolved once per flow run from the parameters and dlt config. Keys
+(``pipelines.warehouse.lock``). Settings are resolved once per flow run from the parameters and dlt config. Keys
 travel as references (``flows.keys``) and are resolved inside the sync task, so they never appear in a
 parameter, a log line, a state or an artifact.
 """
@@ -31,14 +31,14 @@ from flows.logs import route_library_logs_to_prefect
 from flows.retry import SYNC_RETRY_DELAYS, retitled, retry_unless_permanent, with_ref
 from flows.run_lock import WRITER_TAG, exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from pipelines import run
-from pipelines.config import OutreachSettings, resolve_settings
-from pipelines.destination import warehouse_target
-from pipelines.errors import ConfigError, OutreachError
-from pipelines.lock import warehouse_writer
+from pipelines.core.config import OutreachSettings, resolve_settings
+from pipelines.core.errors import ConfigError, OutreachError
+from pipelines.sync import run
+from pipelines.warehouse.destination import warehouse_target
+from pipelines.warehouse.lock import warehouse_writer
 
 if TYPE_CHECKING:
-    from pipelines.report import SyncReport, WorkspaceReport
+    from pipelines.core.report import SyncReport, WorkspaceReport
 
 Mode = Literal["quick", "full"]
 
@@ -74,7 +74,7 @@ def _writer(settings: OutreachSettings, what: str) -> Any:
 )
 def sync_task(key_refs: list[str], mode: Mode, settings: OutreachSettings) -> Any:
     """Resolve the keys from their references, then run `outreach sync`'s one function over them
-    (`pipelines.run.sync`: preflight, warehouse lock, key check, demo-warehouse guard, extract and load)."""
+    (`pipelines.sync.run.sync`: preflight, warehouse lock, key check, demo-warehouse guard, extract and load)."""
     keys = []
     for ref in key_refs:
         try:

@@ -1,22 +1,25 @@
-"""Errors a model build can raise; every message is one line naming the cause and the fix."""
+"""Errors a model build can raise, in the one family of `pipelines.core.errors.OutreachError`; every message is
+one line naming the cause and the fix."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pipelines.core import errors as sync_errors
+
 if TYPE_CHECKING:
     from models.report import BuildReport
 
 
-class ModelError(Exception):
+class ModelError(sync_errors.OutreachError):
     """Base class: the build stopped; the published reporting relations and the BI file are unchanged."""
 
 
-class ConfigError(ModelError):
+class ConfigError(ModelError, sync_errors.ConfigError):
     """A setting is missing or wrong."""
 
 
-class WarehouseError(ModelError):
+class WarehouseError(ModelError, sync_errors.WarehouseError):
     """The warehouse is missing, not synced yet, or cannot be opened."""
 
 

@@ -8,9 +8,9 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, WarehouseTarget
+from pipelines.warehouse.duckdb_file import is_duckdb_file
 
 RAW = "outreach"
-_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
 
 
 def check_warehouse(target: WarehouseTarget) -> None:
@@ -26,9 +26,7 @@ def check_duckdb(path: Path) -> None:
         raise WarehouseError(f"warehouse {path} does not exist: run `outreach sync` first (or pass --duckdb PATH)")
     if path.is_dir():
         raise WarehouseError(f"warehouse {path} is a directory: pass the DuckDB file (--duckdb PATH)")
-    with open(path, "rb") as handle:
-        header = handle.read(12)
-    if header[8:12] != _DUCKDB_MAGIC:
+    if not is_duckdb_file(path):
         raise WarehouseError(
             f"{path} is not a DuckDB database file: pass the warehouse the sync writes (--duckdb PATH), "
             "or move this file away and run `outreach sync`"
@@ -38,8 +36,8 @@ def check_duckdb(path: Path) -> None:
         try:
             con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
         except duckdb.IOException as exc:
-            from pipelines.diagnose import damage_problem
-            from pipelines.duckdb_file import lock_holder
+            from pipelines.warehouse.diagnose import damage_problem
+            from pipelines.warehouse.duckdb_file import lock_holder
 
             if lock_holder(path) is None:  # nobody holds it: the file itself cannot be read
                 line = damage_problem(path) or f"cannot open warehouse {path}: {_first_line(exc)}"

@@ -1,7 +1,7 @@
 """Where the models build: the same warehouse the sync writes, from the same settings.
 
-The warehouse is the sync's own answer, `pipelines.destination.warehouse_target` over the settings object
-(`pipelines.config`: `[sources.outreach]` in .dlt/config.toml or `SOURCES__OUTREACH__<NAME>`); this module
+The warehouse is the sync's own answer, `pipelines.warehouse.destination.warehouse_target` over the settings object
+(`pipelines.core.config`: `[sources.outreach]` in .dlt/config.toml or `SOURCES__OUTREACH__<NAME>`); this module
 adds what dbt needs. The resolved target is handed to dbt as the environment variables models/profiles.yml reads.
 """
 
@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.errors import ConfigError
-from pipelines import settings as S
-from pipelines.settings import bi_path_for as bi_path_for  # re-exported: the models' name for it
+from pipelines.core import constants
+from pipelines.core.constants import bi_path_for as bi_path_for  # re-exported: the models' name for it
 
 if TYPE_CHECKING:
-    from pipelines.destination import Warehouse
+    from pipelines.warehouse.destination import Warehouse
 
-DEFAULT_DUCKDB_PATH = Path(S.DEFAULT_DUCKDB_PATH)
+DEFAULT_DUCKDB_PATH = Path(constants.DEFAULT_DUCKDB_PATH)
 DESTINATIONS = ("duckdb", "postgres")  # the destinations dbt builds on (adapters installed)
 
 
@@ -85,10 +85,10 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
 
     `duckdb_path` implies DuckDB. Otherwise `[sources.outreach] destination` picks duckdb (default) or
     postgres; DuckDB's path is `[sources.outreach] duckdb_path` (default data/outreach.duckdb). The answer is
-    the sync's (`pipelines.destination.warehouse_target`), so both always name the same warehouse.
+    the sync's (`pipelines.warehouse.destination.warehouse_target`), so both always name the same warehouse.
     """
-    from pipelines.destination import warehouse_target
-    from pipelines.errors import ConfigError as SettingsError
+    from pipelines.core.errors import ConfigError as SettingsError
+    from pipelines.warehouse.destination import warehouse_target
 
     try:
         warehouse = warehouse_target(
@@ -107,7 +107,7 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
 def postgres_target(warehouse: Warehouse) -> PostgresTarget:
     """dlt's own PostgreSQL credentials (`DESTINATION__POSTGRES__CREDENTIALS` or .dlt/secrets.toml), as the sync
     reads them."""
-    from pipelines.errors import ConfigError as SettingsError
+    from pipelines.core.errors import ConfigError as SettingsError
 
     try:
         creds = warehouse.postgres_credentials()
@@ -124,11 +124,11 @@ def postgres_target(warehouse: Warehouse) -> PostgresTarget:
 
 def storage_version() -> str:
     """`[sources.outreach] duckdb_storage_version` (default v1.0.0): the format the BI file is written in."""
-    from pipelines.config import resolve_settings
-    from pipelines.errors import ConfigError as SettingsError
+    from pipelines.core.config import resolve_settings
+    from pipelines.core.errors import ConfigError as SettingsError
 
     try:
-        value = str(resolve_settings().duckdb_storage_version or S.DEFAULT_STORAGE_VERSION)
+        value = str(resolve_settings().duckdb_storage_version or constants.DEFAULT_STORAGE_VERSION)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from exc
     if not re.fullmatch(r"v\d+\.\d+\.\d+", value):

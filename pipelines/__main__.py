@@ -12,8 +12,8 @@ import argparse
 import logging
 import sys
 
-from pipelines.deadline import SyncInterrupted
-from pipelines.errors import OutreachError
+from pipelines.core.deadline import SyncInterrupted
+from pipelines.core.errors import OutreachError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    from pipelines.run import run_sync
+    from pipelines.sync.run import run_sync
 
-    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.run.sync`
+    try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.sync.run.sync`
         report = run_sync(
             mode=args.mode,
             api_keys=args.api_key,

@@ -1,7 +1,7 @@
 """The webhook receiver: an ASGI app taking signed deliveries at ``POST /webhooks``.
 
 A delivery is acknowledged (200) only after it is durably in the spool
-(`pipelines.spool`). Refusals, checked in this order:
+(`pipelines.events.spool`). Refusals, checked in this order:
 
     413  body larger than ``max_body_bytes`` (Content-Length or streamed size)
     401  X-Service-Timestamp or X-Service-Signature missing or malformed,
@@ -33,7 +33,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from pipelines import spool
+from pipelines.events import spool
 from receiver.signature import NoMatch, verify
 
 log = logging.getLogger(__name__)

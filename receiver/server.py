@@ -15,7 +15,7 @@ from typing import Any
 
 import uvicorn
 
-from pipelines import spool
+from pipelines.events import spool
 from receiver.app import create_app
 
 __all__ = ["ReceiverServer", "create_app", "listen", "resolve_signing_secrets"]

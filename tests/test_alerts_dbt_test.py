@@ -12,7 +12,7 @@ from alerts.db import connect
 from alerts.store import TABLE, ensure_table
 from models.dbt_invoke import invoke
 from models.settings import resolve_target
-from pipelines.destination import warehouse_target
+from pipelines.warehouse.destination import warehouse_target
 
 ROW = f"insert into {TABLE} (incident_id, rule, subject_type, subject_id, state, opened_at) values (?, ?, ?, ?, ?, ?)"
 

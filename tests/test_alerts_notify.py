@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from alerts.notify import message, notify_all, outcome
 from alerts.settings import AlertSettings, masked_target, resolve_alert_settings
 from flows.cli import app
-from pipelines.errors import ConfigError
+from pipelines.core.errors import ConfigError
 from tests.alerts_support import refused_url, sink
 
 INCIDENT = {

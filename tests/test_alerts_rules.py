@@ -15,7 +15,7 @@ import pytest
 
 from alerts import evaluate, resolve_alert_settings
 from alerts.store import incident_id
-from pipelines.destination import warehouse_target
+from pipelines.warehouse.destination import warehouse_target
 from tests.alerts_support import Sink, sink
 
 T0 = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)

@@ -14,9 +14,9 @@ from test_sync_support import admin_keys, sandbox_sync_args
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.errors import BaseUrlError
-from pipelines.run import run_sync
-from pipelines.url_and_key import check_base_url
+from pipelines.api.url_and_key import check_base_url
+from pipelines.core.errors import BaseUrlError
+from pipelines.sync.run import run_sync
 
 
 def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:

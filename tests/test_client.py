@@ -8,8 +8,11 @@ from typing import Any
 import httpx
 import pytest
 
-from pipelines.client import OutreachClient
-from pipelines.errors import (
+from pipelines.api.client import OutreachClient
+from pipelines.api.pacing import RateLimiter
+from pipelines.api.retry import Retryable
+from pipelines.api.retry import backoff_wait as real_wait
+from pipelines.core.errors import (
     ApiUnavailableError,
     AuthError,
     ConfigError,
@@ -17,9 +20,6 @@ from pipelines.errors import (
     InvalidRequestError,
     NotFoundError,
 )
-from pipelines.pacing import RateLimiter
-from pipelines.retry import Retryable
-from pipelines.retry import backoff_wait as real_wait
 
 KEY = "sk_test_SECRET_1234567890"
 
@@ -32,7 +32,7 @@ def make_client(handler: Any, **kw: Any) -> OutreachClient:
 @pytest.fixture(autouse=True)
 def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retry waits of a few ms so the retry tests stay fast (the wait logic itself is tested below)."""
-    import pipelines.client as client_mod
+    import pipelines.api.client as client_mod
 
     real = client_mod.backoff_wait
     monkeypatch.setattr(client_mod, "backoff_wait", lambda state: min(real(state), 0.01))

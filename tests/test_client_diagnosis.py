@@ -15,8 +15,8 @@ import pytest
 from loopback import LoopbackServer, json_answer
 from typer.testing import CliRunner
 
-from pipelines.client import FIRST_CONTACT_ATTEMPTS, OutreachClient, connectivity_check
-from pipelines.errors import BaseUrlError, ConfigError, PagingError, ServiceUnreachableError
+from pipelines.api.client import FIRST_CONTACT_ATTEMPTS, OutreachClient, connectivity_check
+from pipelines.core.errors import BaseUrlError, ConfigError, PagingError, ServiceUnreachableError
 
 KEY = "sk_test_SECRET_1234567890"
 
@@ -181,7 +181,7 @@ def test_cli_sync_gives_one_line_within_5s_for_each_mistake(tmp_path: Any) -> No
 
 
 def test_connection_lost_after_first_contact_is_retried_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipelines.client as client_mod
+    import pipelines.api.client as client_mod
 
     monkeypatch.setattr(client_mod, "backoff_wait", lambda state: 0.01)
     port = free_port()

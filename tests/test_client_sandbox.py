@@ -8,7 +8,7 @@ from typing import Any
 
 from test_sync_support import admin_keys
 
-from pipelines.client import OutreachClient, connectivity_check
+from pipelines.api.client import OutreachClient, connectivity_check
 
 
 def test_server_time_follows_the_sandbox_clock_not_the_wall_clock(make_sandbox: Any) -> None:

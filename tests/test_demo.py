@@ -19,7 +19,7 @@ import psutil
 import pytest
 from doc_blocks import as_run_here, doc_block
 
-from pipelines import demo_guard
+from pipelines.warehouse import demo_guard
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
@@ -261,7 +261,7 @@ def test_the_demo_replaces_its_own_warehouse(demo_run: DemoRun, tmp_path: Path) 
 def test_a_demo_marker_without_a_list_protects_every_workspace(demo_run: DemoRun, tmp_path: Path) -> None:
     """Markers written before they listed workspaces: nothing in such a warehouse counts as the demo's."""
     from flows.demo import prepare_warehouse
-    from pipelines.errors import ConfigError
+    from pipelines.core.errors import ConfigError
 
     warehouse = tmp_path / "outreach.duckdb"
     shutil.copy(demo_run.warehouse, warehouse)

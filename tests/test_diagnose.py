@@ -1,4 +1,4 @@
-"""pipelines.diagnose: the warehouse preflight and root-cause explanations, against real files, real
+"""pipelines.warehouse.diagnose: the warehouse preflight and root-cause explanations, against real files, real
 locks held by a second process, a read-only mount, a full tmpfs, and the real dlt errors they cause."""
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.diagnose import (
+from pipelines.core.errors import ApiUnavailableError, WarehouseError
+from pipelines.warehouse.diagnose import (
     explain,
     preflight_warehouse,
     root_cause,
     storage_note,
     warehouse_problem,
 )
-from pipelines.duckdb_file import lock_holder, storage_number
-from pipelines.errors import ApiUnavailableError, WarehouseError
+from pipelines.warehouse.duckdb_file import lock_holder, storage_number
 
 PYTHON = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,8 +151,8 @@ def test_missing_directories_are_fine_and_not_created(tmp_path: Path) -> None:
 
 # -- read-only -----------------------------------------------------------------------------------------
 def _check_as_nobody(path: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m pipelines.diagnose check PATH` as an unprivileged user (root ignores permissions)."""
-    command = [PYTHON, "-m", "pipelines.diagnose", "check", str(path)]
+    """`python -m pipelines.warehouse.diagnose check PATH` as an unprivileged user (root ignores permissions)."""
+    command = [PYTHON, "-m", "pipelines.warehouse.diagnose", "check", str(path)]
     if os.geteuid() == 0:
         command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
     return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
@@ -268,7 +268,7 @@ def _full_disk_by_file_size_limit(tmp_path: Path) -> None:
     code = (
         "import resource, sys\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
-        "from pipelines.diagnose import explain\n"
+        "from pipelines.warehouse.diagnose import explain\n"
         "try:\n"
         f"    open({str(tmp_path / 'big')!r}, 'wb').write(b'x' * 100000)\n"
         "except OSError as exc:\n"
@@ -289,12 +289,14 @@ def test_a_2_0_format_warehouse_gets_a_note_with_a_command_that_converts_it(
     path = tmp_path / "outreach.duckdb"
     make_warehouse(path)  # duckdb 2.0's default format
     assert storage_number(path) == 999
-    with caplog.at_level("WARNING", logger="pipelines.diagnose"):
+    with caplog.at_level("WARNING", logger="pipelines.warehouse.diagnose"):
         preflight_warehouse(path, "v1.0.0")  # a note, not an error
-    notes = [r.getMessage() for r in caplog.records if r.name == "pipelines.diagnose"]  # other threads log too
+    notes = [
+        r.getMessage() for r in caplog.records if r.name == "pipelines.warehouse.diagnose"
+    ]  # other threads log too
     assert len(notes) == 1 and "\n" not in notes[0] and "storage format" in notes[0]
     command = notes[0].split("convert it to v1.0.0 with: ", 1)[1]
-    assert command == f"{PYTHON} -m pipelines.diagnose convert {path} --storage-version v1.0.0"
+    assert command == f"{PYTHON} -m pipelines.warehouse.diagnose convert {path} --storage-version v1.0.0"
 
     result = subprocess.run(command.split(), capture_output=True, text=True, cwd=tmp_path)  # as printed, anywhere
     assert result.returncode == 0, result.stderr

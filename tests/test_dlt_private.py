@@ -1,6 +1,6 @@
 """Pins the private dlt API this package relies on, kept in two small modules: fails loudly, naming
-dlt, when an upgrade changes it. `pipelines/dlt_private.py` (dlt's trace log of resolved config) and
-`pipelines/duckdb_destination.py` (dlt's DuckDB classes: three-part names, the rowid de-duplication)."""
+dlt, when an upgrade changes it. `pipelines/core/dlt_private.py` (dlt's trace log of resolved config) and
+`pipelines/warehouse/duckdb_destination.py` (dlt's DuckDB classes: three-part names, the rowid de-duplication)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import dlt
 import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 
-from pipelines.destination import make_pipeline, warehouse_target
+from pipelines.warehouse.destination import make_pipeline, warehouse_target
 
 
 def _traces() -> Any:
@@ -23,17 +23,17 @@ def _traces() -> Any:
 
 
 def test_untraced_config_stops_dlt_logging_resolved_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipelines.dlt_private import untraced_config
+    from pipelines.core.dlt_private import untraced_config
 
     monkeypatch.setenv("SOURCES__OUTREACH__PROBE_SETTING", "x")
     traces = _traces()
     assert hasattr(traces, "logging_enabled") and hasattr(traces, "all_traces"), (
-        f"dlt {dlt.__version__} changed TraceLogContext: update pipelines/dlt_private.py"
+        f"dlt {dlt.__version__} changed TraceLogContext: update pipelines/core/dlt_private.py"
     )
     traces.clear()
     assert dlt.config.get("sources.outreach.probe_setting") == "x"
     logged = len(traces.all_traces)
-    assert logged >= 1, f"dlt {dlt.__version__} no longer logs resolved config: pipelines/dlt_private.py may go"
+    assert logged >= 1, f"dlt {dlt.__version__} no longer logs resolved config: pipelines/core/dlt_private.py may go"
     with untraced_config():
         assert dlt.config.get("sources.outreach.probe_setting") == "x"
         assert traces.logging_enabled is False
@@ -42,7 +42,7 @@ def test_untraced_config_stops_dlt_logging_resolved_config(monkeypatch: pytest.M
 
 
 DLT = f"dlt {dlt.__version__}"
-WHERE = "pipelines/duckdb_destination.py relies on it: adapt that module"
+WHERE = "pipelines/warehouse/duckdb_destination.py relies on it: adapt that module"
 
 
 def test_the_private_dlt_classes_and_methods_it_overrides_still_exist() -> None:

@@ -13,8 +13,8 @@ import duckdb
 import httpx
 import pytest
 
-import pipelines.load
-import pipelines.run
+import pipelines.sync.load
+import pipelines.sync.run
 from flows import stages
 
 FAST_PACE = 100_000  # requests a minute: the sandboxes here run with the limit off
@@ -121,7 +121,7 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     # Record every load's interval; a short sleep inside widens any overlap a broken lock allows.
     intervals: list[tuple[float, float, str]] = []
     builds: list[float] = []
-    real_load, real_build = pipelines.load.load_batch, stages.build_models
+    real_load, real_build = pipelines.sync.load.load_batch, stages.build_models
 
     def recording_load(extracted: Any) -> Any:
         start = time.monotonic()
@@ -134,7 +134,7 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
         builds.append(time.monotonic())
         return real_build(path)
 
-    monkeypatch.setattr(pipelines.load, "load_batch", recording_load)
+    monkeypatch.setattr(pipelines.sync.load, "load_batch", recording_load)
     monkeypatch.setattr(stages, "build_models", recording_build)
 
     warehouse = tmp_path / "w.duckdb"
@@ -256,7 +256,7 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
     key = _read_keys(sandbox)[1]
     monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", key["key"])
     # The first sync attempt meets a network error: the task retries it (a retry helps there).
-    real_sync, calls = pipelines.run.sync, []
+    real_sync, calls = pipelines.sync.run.sync, []
 
     def flaky_sync(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
@@ -264,7 +264,7 @@ def test_sync_workspace_alone_runs_every_stage_retrying_a_network_error(
             raise httpx.ConnectError("connection reset by peer (injected)")
         return real_sync(*args, **kwargs)
 
-    monkeypatch.setattr(pipelines.run, "sync", flaky_sync)
+    monkeypatch.setattr(pipelines.sync.run, "sync", flaky_sync)
     warehouse = tmp_path / "w.duckdb"
     result, run_id = _run_flow(
         sync_workspace,
@@ -336,7 +336,7 @@ def test_prefect_yaml_deployments_register_and_the_no_overlap_limits_hold(prefec
 
 def test_secret_block_references_resolve_and_a_missing_block_names_the_fix(prefect_harness: str) -> None:
     from flows.keys import resolve_api_key
-    from pipelines.errors import ConfigError
+    from pipelines.core.errors import ConfigError
 
     ref = _save_secret("flows-test-roundtrip", "rt-key-123")
     assert resolve_api_key(ref) == "rt-key-123" and resolve_api_key("flows-test-roundtrip") == "rt-key-123"

@@ -1,4 +1,4 @@
-"""The demo-warehouse guard holds inside Prefect flow runs: every flow syncs through `pipelines.run.sync`,
+"""The demo-warehouse guard holds inside Prefect flow runs: every flow syncs through `pipelines.sync.run.sync`,
 which refuses a key of another workspace before anything is loaded into a warehouse the demo marked."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipelines import demo_guard
+from pipelines.warehouse import demo_guard
 
 FAST_PACE = 100_000  # requests a minute: the sandbox runs with the limit off
 

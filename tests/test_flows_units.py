@@ -21,8 +21,8 @@ from flows.deployments import build_deployments, deployment_specs, load_entrypoi
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.run_lock import SYNC_LIMIT, WRITER_TAG
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from pipelines.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
-from pipelines.lock import lock_path_for, warehouse_writer
+from pipelines.core.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
+from pipelines.warehouse.lock import lock_path_for, warehouse_writer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -218,7 +218,7 @@ def test_prefect_refreshes_settings_from_the_environment(monkeypatch: pytest.Mon
 
 
 def test_demo_guard_refuses_only_unlisted_workspaces_of_a_marked_warehouse(tmp_path: Path) -> None:
-    from pipelines.demo_guard import marker_path, read_marker, refuse_foreign_workspaces, write_marker
+    from pipelines.warehouse.demo_guard import marker_path, read_marker, refuse_foreign_workspaces, write_marker
 
     warehouse = tmp_path / "outreach.duckdb"
     ours, other = {"workspace": {"id": "ws-demo", "name": "Demo"}}, {"workspace": {"id": "ws-real", "name": "Acme"}}
@@ -298,7 +298,7 @@ def test_writer_lock_serialises_processes(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys,time; from pipelines.lock import warehouse_writer\n"
+            "import sys,time; from pipelines.warehouse.lock import warehouse_writer\n"
             f"with warehouse_writer({str(warehouse)!r}):\n print('held', flush=True); time.sleep(1.0)",
         ],
         stdout=subprocess.PIPE,
@@ -321,7 +321,7 @@ def _wrapped_terminal() -> BaseException:
     """What the pipeline raises when dlt's load hits a terminal error: a plain OutreachError from it."""
     from dlt.destinations.exceptions import DatabaseTerminalException
 
-    from pipelines.errors import OutreachError
+    from pipelines.core.errors import OutreachError
 
     try:
         try:

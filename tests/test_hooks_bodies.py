@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipelines.events import event_bodies_for
+from pipelines.events.loading import event_bodies_for
 
 
 def _reply(rid: str, at: str, sender: str = "Ada@Example.com", campaign: str = "c1") -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 from test_hooks_support import SECRET, event_rows, free_port, load, payload, signed
 
-from pipelines import spool
+from pipelines.events import spool
 
 
 def _start_receiver(port: int, spool_dir: Path, cwd: Path) -> subprocess.Popen[bytes]:

@@ -14,8 +14,7 @@ import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 from test_hooks_support import SECRET, burst, deliver, event_rows, load, make_pipeline, payload, signed
 
-from pipelines import spool, spool_reader
-from pipelines.events import events_resource, load_spool, mark_spool_loaded
+from pipelines.events.loading import events_resource, load_spool, mark_spool_loaded, spool, spool_reader
 from receiver.app import MAX_NESTING
 from receiver.server import ReceiverServer
 from receiver.signature import sign

@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.hooks_admin import record_path
+from pipelines.api.hooks_admin import record_path
 
 runner = CliRunner()
 

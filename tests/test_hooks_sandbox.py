@@ -13,8 +13,7 @@ from test_hooks_support import event_rows, load, make_pipeline
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines import spool
-from pipelines.events import event_bodies_for, replied_events_from_pipeline
+from pipelines.events.loading import event_bodies_for, replied_events_from_pipeline, spool
 from receiver.server import ReceiverServer
 
 runner = CliRunner()

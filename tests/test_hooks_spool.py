@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_hooks_support import payload
 
-from pipelines import spool, spool_reader
+from pipelines.events import spool, spool_reader
 
 
 def _record(i: int) -> dict:

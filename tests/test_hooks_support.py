@@ -14,7 +14,7 @@ import duckdb
 import httpx
 
 from bench.http_burst import post_burst
-from pipelines.events import load_spool
+from pipelines.events.loading import load_spool
 from receiver.signature import sign
 
 SECRET = "whsec-test-3f9a1c"

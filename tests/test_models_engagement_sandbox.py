@@ -20,7 +20,7 @@ from test_models_engagement_support import delivered_sandbox
 from test_models_marts import check_marts
 
 from models.build import build
-from pipelines.spool import event_id_for
+from pipelines.events.spool import event_id_for
 
 pytestmark = pytest.mark.timeout(600)
 

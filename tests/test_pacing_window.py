@@ -9,8 +9,8 @@ from typing import Any
 
 from test_sync_support import admin_keys
 
-from pipelines.accounts import check_keys, new_client
-from pipelines.pacing import RateLimiter, shared_limiter
+from pipelines.api.accounts import check_keys, new_client
+from pipelines.api.pacing import RateLimiter, shared_limiter
 
 
 class Clock:

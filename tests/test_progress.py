@@ -10,7 +10,7 @@ from typing import Any
 
 from test_sync_support import admin_keys
 
-from pipelines.progress import (
+from pipelines.core.progress import (
     WorkspaceProgress,
     _line,
     eta_seconds,
@@ -37,10 +37,10 @@ def test_pages_known_count_started_listings_by_last_page_and_others_by_expectati
 def test_a_paced_sync_shows_wall_clock_waits_and_an_eta_that_ends_at_zero(
     shared_small_sandbox: Any, tmp_path: Path
 ) -> None:
-    from pipelines.accounts import check_keys
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
-    from pipelines.extract import extract_batch
+    from pipelines.api.accounts import check_keys
+    from pipelines.core.config import resolve_settings
+    from pipelines.sync.extract import extract_batch
+    from pipelines.warehouse.destination import warehouse_target
 
     sb = shared_small_sandbox
     key = admin_keys(sb)[0]

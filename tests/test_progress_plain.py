@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, sandbox_sync_args
 
-from pipelines import progress
-from pipelines.run import run_sync
+from pipelines.core import progress
+from pipelines.sync.run import run_sync
 
 LINE = re.compile(r"^progress (?P<label>.+?): stage=\S+ pages=\d+/\d+ rows=\d+ requests=\d+ ")
 

@@ -1,7 +1,7 @@
-"""Unit tests of pipelines.recipient_pages: which pages a sync reads, and when a quick sync may stop.
+"""Unit tests of pipelines.source.recipient_pages: which pages a sync reads, and when a quick sync may stop.
 
 A small campaign is simulated in memory (5 pages of 4 rows): the stored copy is summarised the way
-pipelines.warehouse does it, the "API" is a list of rows, and the guide is driven page by page.
+pipelines.source.stored does it, the "API" is a list of rows, and the guide is driven page by page.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pipelines.recipient_pages import COUNTERS, PageGuide, StoredCampaign, StoredPage, row_vector
+from pipelines.source.recipient_pages import COUNTERS, PageGuide, StoredCampaign, StoredPage, row_vector
 
 PER_PAGE = 4
 

@@ -16,7 +16,7 @@ import pytest
 from sandbox_fingerprint import digest, workspace_view
 
 from bench.sandbox_start import vm_hwm_mb
-from pipelines import spool_reader
+from pipelines.events import spool_reader
 from receiver.server import ReceiverServer
 from sandbox.seed import WORKSPACES, extra_workspace_name
 from sandbox.server import SandboxProcess

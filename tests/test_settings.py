@@ -14,8 +14,8 @@ import duckdb
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_warehouse_equals_api
 
-from pipelines.config import resolve_settings
-from pipelines.errors import ConfigError
+from pipelines.core.config import resolve_settings
+from pipelines.core.errors import ConfigError
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
@@ -47,7 +47,7 @@ def test_settings_come_from_env_toml_and_explicit_values_in_that_order(no_outrea
     (no_outreach_env / ".dlt" / "config.toml").write_text("[sources.outreach]\nworkers = 3\nbatch_size = 7\n")
     (no_outreach_env / ".dlt" / "secrets.toml").write_text('[sources.outreach]\napi_keys = ["k-one", "k-two"]\n')
     code = (
-        "import json, sys\nfrom pipelines.config import resolve_settings\n"
+        "import json, sys\nfrom pipelines.core.config import resolve_settings\n"
         "s = resolve_settings(**json.loads(sys.argv[1]))\n"
         "print(json.dumps([s.workers, s.batch_size, s.api_key_list(), repr(s)]))\n"
     )

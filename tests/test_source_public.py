@@ -20,12 +20,12 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 from test_sync_support import admin_keys, sandbox_sync_args
 
 from pipelines import outreach
-from pipelines import settings as S
-from pipelines.diagnose import root_cause
-from pipelines.dlt_state import StateReader
-from pipelines.errors import AuthError, ConfigError, ForbiddenError
-from pipelines.run import run_sync
-from pipelines.warehouse import WarehouseReader
+from pipelines.core import constants
+from pipelines.core.errors import AuthError, ConfigError, ForbiddenError
+from pipelines.source.dlt_state import StateReader
+from pipelines.source.stored import WarehouseReader
+from pipelines.sync.run import run_sync
+from pipelines.warehouse.diagnose import root_cause
 
 #: columns whose values are the run's own clock (when it ran, what the service's clock said): they differ
 #: between two runs that load the same data
@@ -140,10 +140,10 @@ def test_rows_equal_what_our_sync_loads_in_duckdb_and_parquet_and_later_runs_rea
         dlt.pipeline("read_ours", destination=into_ours, dataset_name="outreach", pipelines_dir=home)
     )
     try:
-        expected_pages = warehouse.stored_pages(campaign_ids, S.PER_PAGE_RECIPIENTS)
+        expected_pages = warehouse.stored_pages(campaign_ids, constants.PER_PAGE_RECIPIENTS)
     finally:
         warehouse.close()
-    assert campaign_ids and from_state.stored_pages(campaign_ids, S.PER_PAGE_RECIPIENTS) == expected_pages
+    assert campaign_ids and from_state.stored_pages(campaign_ids, constants.PER_PAGE_RECIPIENTS) == expected_pages
     written = [p for p in [*(tmp_path / "dlt").rglob("*"), tmp_path / "user.duckdb"] if p.is_file()]
     assert written and not [p for p in written if key.encode() in p.read_bytes()]
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, query
 
-from pipelines.errors import AuthError
-from pipelines.run import run_sync
+from pipelines.core.errors import AuthError
+from pipelines.sync.run import run_sync
 
 
 def _status(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

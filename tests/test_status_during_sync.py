@@ -14,8 +14,8 @@ from test_sync_support import admin_keys
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.lock import current_holder, file_target
-from pipelines.run import run_sync
+from pipelines.sync.run import run_sync
+from pipelines.warehouse.lock import current_holder, file_target
 
 
 def test_status_during_a_sync_shows_the_committed_state_and_the_running_sync(make_sandbox: Any, tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from test_sync_support import (
     table_snapshot,
 )
 
-from pipelines.errors import AuthError
-from pipelines.shaping import campaign_fingerprint
+from pipelines.core.errors import AuthError
+from pipelines.source.shaping import campaign_fingerprint
 from pipelines.sync import run_sync
 
 BIG_CAP = 100_000

@@ -15,8 +15,8 @@ from test_sync_support import (
     table_snapshot,
 )
 
-from pipelines.run import run_sync
-from pipelines.shaping import campaign_fingerprint
+from pipelines.source.shaping import campaign_fingerprint
+from pipelines.sync.run import run_sync
 
 
 def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:

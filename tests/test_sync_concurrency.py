@@ -67,11 +67,11 @@ def test_three_overlapping_full_syncs_on_postgres_end_ok_and_equal_the_api(
 def test_a_load_left_pending_is_finished_by_the_next_run_which_says_so(
     make_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from pipelines.accounts import check_keys
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
-    from pipelines.extract import extract_batch
-    from pipelines.run import new_run_id, run_sync
+    from pipelines.api.accounts import check_keys
+    from pipelines.core.config import resolve_settings
+    from pipelines.sync.extract import extract_batch
+    from pipelines.sync.run import new_run_id, run_sync
+    from pipelines.warehouse.destination import warehouse_target
 
     sb = make_sandbox(scale="tiny", rate_limit=0)
     key = admin_keys(sb)[0]
@@ -106,11 +106,11 @@ def test_a_load_left_pending_is_finished_by_the_next_run_which_says_so(
 def test_a_pending_load_the_warehouse_refuses_is_rolled_back_and_read_again(
     make_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from pipelines.accounts import check_keys
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
-    from pipelines.extract import extract_batch
-    from pipelines.run import new_run_id, run_sync
+    from pipelines.api.accounts import check_keys
+    from pipelines.core.config import resolve_settings
+    from pipelines.sync.extract import extract_batch
+    from pipelines.sync.run import new_run_id, run_sync
+    from pipelines.warehouse.destination import warehouse_target
 
     sb = make_sandbox(scale="tiny", rate_limit=0)
     key = admin_keys(sb)[0]

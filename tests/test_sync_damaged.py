@@ -14,9 +14,9 @@ from test_sync_support import admin_keys, api_truth, assert_no_duplicates, asser
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.check import run_check
-from pipelines.errors import OutreachError
-from pipelines.run import run_sync
+from pipelines.commands.check import run_check
+from pipelines.core.errors import OutreachError
+from pipelines.sync.run import run_sync
 
 
 def _sync(sb: Any, keys: list[str], db: Path, tmp: Path, **extra: Any) -> Any:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, query, sandbox_sync_args
 
-from pipelines.client import OutreachClient
-from pipelines.deadline import Deadline, SyncTimedOut
-from pipelines.errors import ApiUnavailableError
-from pipelines.run import run_sync
+from pipelines.api.client import OutreachClient
+from pipelines.core.deadline import Deadline, SyncTimedOut
+from pipelines.core.errors import ApiUnavailableError
+from pipelines.sync.run import run_sync
 
 
 def test_a_trickling_server_is_cut_off_by_the_stall_and_sync_deadlines(

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, api_truth, query
 
-from pipelines.errors import PagingError
-from pipelines.settings import KNOWN_ENUMS, OPEN_ENUMS
+from pipelines.core.constants import KNOWN_ENUMS, OPEN_ENUMS
+from pipelines.core.errors import PagingError
 from pipelines.sync import run_sync
 
 

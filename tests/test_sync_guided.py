@@ -1,4 +1,4 @@
-"""Quick syncs read only the recipient pages that changed (pipelines.recipient_pages), against a real
+"""Quick syncs read only the recipient pages that changed (pipelines.source.recipient_pages), against a real
 sandbox over HTTP and a real DuckDB file; and fall back to whole reads when the stored copy is off."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import httpx
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
-from pipelines.shaping import campaign_fingerprint
+from pipelines.source.shaping import campaign_fingerprint
 from pipelines.sync import run_sync
 
 

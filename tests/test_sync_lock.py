@@ -22,10 +22,10 @@ from test_sync_support import (
     sandbox_sync_args,
 )
 
-from pipelines.errors import WarehouseError
-from pipelines.failure import WarehouseUnavailable
-from pipelines.lock import current_holder
-from pipelines.run import run_sync
+from pipelines.core.errors import WarehouseError
+from pipelines.sync.run import run_sync
+from pipelines.warehouse.failure import WarehouseUnavailable
+from pipelines.warehouse.lock import current_holder
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
@@ -162,11 +162,11 @@ def test_a_reader_holding_the_warehouse_fails_the_sync_before_any_request_and_lo
 def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_it(
     make_sandbox: Any, tmp_path: Path
 ) -> None:
-    from pipelines.accounts import check_keys
-    from pipelines.config import resolve_settings
-    from pipelines.destination import warehouse_target
-    from pipelines.extract import extract_batch
-    from pipelines.load import load_batch
+    from pipelines.api.accounts import check_keys
+    from pipelines.core.config import resolve_settings
+    from pipelines.sync.extract import extract_batch
+    from pipelines.sync.load import load_batch
+    from pipelines.warehouse.destination import warehouse_target
 
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
@@ -203,7 +203,7 @@ def test_a_failed_load_says_its_root_cause_in_one_line_and_the_next_run_resumes_
     records = query(db, "select outcome, error from outreach.sync_runs where run_id = 'r1' order by outcome")
     assert [r[0] for r in records] == ["failed", "ok"]
     assert line.startswith(records[0][1]) and str(reader.pid) in records[0][1]
-    from pipelines.status import read_status
+    from pipelines.commands.status import read_status
 
     (ws,) = read_status(warehouse).workspaces
     r1 = next(run for run in ws.runs if run.run_id == "r1")

@@ -22,8 +22,8 @@ from test_sync_support import (
     table_snapshot,
 )
 
-from pipelines.run import run_sync
-from pipelines.shaping import campaign_fingerprint
+from pipelines.source.shaping import campaign_fingerprint
+from pipelines.sync.run import run_sync
 
 BIG_CAP = 100_000
 
@@ -57,7 +57,7 @@ def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
 
 
 def _write_spool(spool: Path, events: list[dict[str, Any]]) -> None:
-    from pipelines.spool import SpoolWriter, make_record
+    from pipelines.events.spool import SpoolWriter, make_record
 
     writer = SpoolWriter(spool)
     for payload in events:
@@ -227,8 +227,8 @@ def test_two_syncs_load_into_one_postgres_at_once_without_waiting_or_colliding(
 def test_postgres_model_build_waits_for_loads_and_says_for_whom(pg_warehouse: str) -> None:
     """Loads hold the advisory lock shared (several at once), the model build exclusive: it waits with the
     holder's line and fails with that line after the timeout."""
-    from pipelines.destination import warehouse_target
-    from pipelines.lock import WarehouseBusyError, hold
+    from pipelines.warehouse.destination import warehouse_target
+    from pipelines.warehouse.lock import WarehouseBusyError, hold
 
     target = warehouse_target(destination="postgres")
     held = threading.Event()
@@ -237,8 +237,8 @@ def test_postgres_model_build_waits_for_loads_and_says_for_whom(pg_warehouse: st
     def other_loader() -> None:  # another process's load, as far as the lock is concerned: its own session
         code = (
             "import sys, time\n"
-            "from pipelines.destination import warehouse_target\n"
-            "from pipelines.lock import hold\n"
+            "from pipelines.warehouse.destination import warehouse_target\n"
+            "from pipelines.warehouse.lock import hold\n"
             "with hold(warehouse_target(destination='postgres'), 'sync', shared=True):\n"
             "    print('held', flush=True); sys.stdin.readline()\n"
         )

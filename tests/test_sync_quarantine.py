@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_warehouse_equals_api, query, sandbox_sync_args
 
-from pipelines.quarantine import RejectedRecordsError
-from pipelines.run import run_sync
+from pipelines.source.quarantine import RejectedRecordsError
+from pipelines.sync.run import run_sync
 
 DELETABLE = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")
 
@@ -105,7 +105,7 @@ def test_a_reply_without_id_fails_the_cli_in_one_line_and_status_shows_it(make_s
 
 
 def test_secrets_never_reach_the_rejected_record() -> None:
-    from pipelines.quarantine import REDACTED, rejected_row, rejection
+    from pipelines.source.quarantine import REDACTED, rejected_row, rejection
 
     raw = {"id": None, "name": "C", "webhook": {"signing_secret": "whsec_1", "url": "u"}, "api_key": "sk_1"}
     row = rejected_row("run", "ws", rejection("GET /campaigns", 1, "no id (primary key)", raw))

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pytest
 
-from pipelines.recipients_arrow import recipients_table
-from pipelines.shaping import campaign_fingerprint, stats_rows, workspace_row
+from pipelines.source.recipients_arrow import recipients_table
+from pipelines.source.shaping import campaign_fingerprint, stats_rows, workspace_row
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -82,8 +82,8 @@ def test_workspace_row_flattens_account() -> None:
 
 # -- type drift and enum values (DriftGuard) -----------------------------------------------------------------
 def test_recipients_coerce_numbers_sent_as_text_without_loss() -> None:
-    from pipelines.drift import DriftGuard
-    from pipelines.typing_rules import DRIFT_METADATA
+    from pipelines.source.drift import DriftGuard
+    from pipelines.source.typing_rules import DRIFT_METADATA
 
     rows = [
         ("c1", 0, {"id": "r1", "status": "sent", "current_step": "3", "first_name": 7}),
@@ -103,7 +103,7 @@ def test_recipients_coerce_numbers_sent_as_text_without_loss() -> None:
 
 
 def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> None:
-    from pipelines.drift import DriftGuard
+    from pipelines.source.drift import DriftGuard
 
     guard = DriftGuard(
         {
@@ -157,8 +157,8 @@ def test_json_rows_are_coerced_by_known_column_types_and_drift_is_counted() -> N
 
 
 def test_drift_reaches_the_summary() -> None:
-    from pipelines.drift import DriftGuard
-    from pipelines.report import SyncReport, WorkspaceReport
+    from pipelines.core.report import SyncReport, WorkspaceReport
+    from pipelines.source.drift import DriftGuard
 
     guard = DriftGuard({"email_accounts": {"daily_send_limit": "bigint"}})
     guard.check("email_accounts", {"id": "m1", "daily_send_limit": "many"})
@@ -171,7 +171,7 @@ def test_drift_reaches_the_summary() -> None:
     assert lines[1].startswith("coerced without loss") and "email_accounts.daily_send_limit (1)" in lines[1]
 
 
-# -- timestamps: one parser (pipelines.timestamps) --------------------------------------------------------------
+# -- timestamps: one parser (pipelines.core.timestamps) --------------------------------------------------------------
 INSTANT = datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
 
 
@@ -196,7 +196,7 @@ INSTANT = datetime(2026, 11, 20, 14, 3, tzinfo=UTC)
     ],
 )
 def test_every_accepted_form_is_the_same_utc_instant(value: object) -> None:
-    from pipelines.timestamps import parse_instant
+    from pipelines.core.timestamps import parse_instant
 
     parsed = parse_instant(value)
     assert parsed == INSTANT and parsed.utcoffset() is not None and parsed.utcoffset().total_seconds() == 0
@@ -206,14 +206,14 @@ def test_every_accepted_form_is_the_same_utc_instant(value: object) -> None:
     "value", ["not a date", "2026-13-40T00:00:00Z", "Fri, 40 Nov 2026 99:00:00 GMT", True, [], "1e400"]
 )
 def test_a_value_that_is_no_timestamp_is_refused(value: object) -> None:
-    from pipelines.timestamps import TimestampError, parse_instant
+    from pipelines.core.timestamps import TimestampError, parse_instant
 
     with pytest.raises(TimestampError):
         parse_instant(value)
 
 
 def test_timestamps_of_json_rows_are_typed_or_the_row_is_refused() -> None:
-    from pipelines.drift import DriftGuard
+    from pipelines.source.drift import DriftGuard
 
     guard = DriftGuard.default()
     good = {"id": "r1", "received_at": "Fri, 20 Nov 2026 14:03:00 GMT", "snoozed_until_at": 1795183380}

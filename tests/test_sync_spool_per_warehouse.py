@@ -10,9 +10,9 @@ import pytest
 from test_hooks_support import payload
 from test_sync_support import admin_keys, query
 
-from pipelines import spool
-from pipelines.config import resolve_settings
-from pipelines.run import run_sync
+from pipelines.core.config import resolve_settings
+from pipelines.events import spool
+from pipelines.sync.run import run_sync
 
 
 def _sync(sb: Any, db: Path, tmp: Path) -> Any:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, query, sandbox_sync_args
 
-from pipelines.quarantine import RejectedRecordsError
-from pipelines.run import run_sync
+from pipelines.source.quarantine import RejectedRecordsError
+from pipelines.sync.run import run_sync
 
 INSTANTS = {
     "replies": ("received_at",),

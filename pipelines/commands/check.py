@@ -1,0 +1,227 @@
+"""`outreach check`: where each setting came from, whether each key works, whether the warehouse can be
+written (like `dbt debug`). One line per problem; keys are never printed, only masked.
+
+Origins come from dlt's own config providers (`dlt.config.config_providers`, in lookup order: environment
+variables, .dlt/secrets.toml, .dlt/config.toml), asked for ``[sources.outreach] <name>`` as the sync asks.
+
+The key's level: the API has no endpoint that tells it. The check sends ``POST /hooks`` with an empty
+body, which can create nothing: a key that may not change data is refused with 403 before the body is
+read (read-only, or made by someone no longer an owner or admin); a read-and-write key gets 422 for the
+missing fields. Any other answer is reported as "level unknown". A sync needs only read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pipelines.core.errors import ConfigError, ForbiddenError, InvalidRequestError, OutreachError
+
+if TYPE_CHECKING:
+    from pipelines.core.config import OutreachSettings
+
+SECTIONS = ("sources", "outreach")
+SECRET_SETTINGS = ("api_key", "api_keys")
+
+
+def _settings() -> tuple[tuple[str, bool, str], ...]:
+    """(name, secret, default shown when unset) of every field of `pipelines.core.config.OutreachSettings`."""
+    from pipelines.core.config import OutreachSettings
+
+    defaults = OutreachSettings()
+    # one per warehouse (pipelines.warehouse.destination.dlt_working_dir): beside a DuckDB file, or in dlt's default
+    shown = {
+        "pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)",
+        "spool_dir": f"the warehouse's ({defaults.spool_location()})",
+    }
+    return tuple(
+        (
+            name,
+            name in SECRET_SETTINGS,
+            shown.get(name) or ("-" if getattr(defaults, name) is None else str(getattr(defaults, name))),
+        )
+        for name in defaults.get_resolvable_fields()
+    )
+
+
+FLAGS = {"base_url": "--base-url", "api_key": "--api-key", "duckdb_path": "--duckdb"}
+
+
+@dataclass
+class CheckReport:
+    """The lines `outreach check` prints and the problems among them (one line each)."""
+
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+        self.lines.append(f"  problem: {text}")
+
+
+def mask(key: str) -> str:
+    """A key as it may be shown: its last 4 characters only (nothing of a short key)."""
+    key = key.strip()
+    return f"...{key[-4:]}" if len(key) >= 12 else "****"
+
+
+def origin(name: str, *, secret: bool) -> tuple[Any, str]:
+    """(value, where it came from) of ``[sources.outreach] <name>`` by dlt's providers; (None, "") if unset."""
+    import dlt
+
+    accessor = dlt.secrets if secret else dlt.config
+    for provider in accessor.config_providers:
+        if provider.is_empty:
+            continue
+        try:
+            value, _ = provider.get_value(name, Any, None, *SECTIONS)
+        except Exception as exc:  # noqa: BLE001 - any provider failure is the answer: unreadable, with its type
+            return None, f"{provider.name}: unreadable ({type(exc).__name__})"
+        if value is not None:
+            if provider.name == "Environment Variables":
+                return value, "env " + "__".join(part.upper() for part in (*SECTIONS, name))
+            return value, _file_of(provider, provider.get_value_location(name, None, *SECTIONS))
+    return None, ""
+
+
+def _file_of(provider: Any, location: str) -> str:
+    """The file a toml provider read a value from: dlt names it by file name (``global:`` for the global
+    dir); its `present_locations` hold the paths."""
+    is_global = location.startswith("global:")
+    name = location.removeprefix("global:") or provider.name
+    for path in provider.present_locations:
+        if Path(path).name == name and is_global != str(path).startswith("."):
+            return _relative(path)
+    return name
+
+
+def run_check(
+    *, base_url: str | None = None, api_keys: Sequence[str] | None = None, duckdb_path: Path | None = None
+) -> CheckReport:
+    """Settings and their origins, each key against the API, the warehouse. Makes two requests per key."""
+    report = CheckReport()
+    report.lines.append("settings ([sources.outreach], where each value comes from):")
+    flags = {"base_url": base_url, "api_key": list(api_keys) if api_keys else None, "duckdb_path": duckdb_path}
+    for name, secret, default in _settings():
+        report.lines.append(_setting_line(name, secret, default, flags.get(name)))
+
+    from pipelines.core.config import require_api, resolve_settings
+
+    keys: list[str] = []
+    settings = None
+    try:
+        cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
+        settings = cfg
+        keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
+        require_api(cfg, keys)
+    except OutreachError as exc:
+        cfg = None
+        report.lines.append("API:")
+        report.problem(str(exc))
+    if cfg is not None:
+        report.lines.append(
+            "API (GET /account; POST /hooks with an empty body tells the key's level, creates nothing):"
+        )
+        for index, key in enumerate(keys, start=1):
+            _check_key(report, index, key, str(cfg.base_url), cfg.request_timeout)
+
+    report.lines.append("warehouse:")
+    _check_warehouse(report, duckdb_path)
+    if settings is not None:
+        _check_dlt_state(report, settings)
+    report.lines.append(
+        "all checks passed" if not report.problems else f"{len(report.problems)} problem(s): see the lines above"
+    )
+    return report
+
+
+def _setting_line(name: str, secret: bool, default: str, flag: Any) -> str:
+    if flag:
+        value, where = flag, f"{FLAGS.get(name, name)} flag"
+    else:
+        value, where = origin(name, secret=secret)
+    if value is None:
+        shown, where = (default, "default") if default != "-" else ("(not set)", "")
+    elif secret:
+        shown = _masked_keys(value)  # never the key itself
+    else:
+        shown = str(value)
+    return f"  {name:<24} {shown:<44} {where}".rstrip()
+
+
+def _masked_keys(value: Any) -> str:
+    from pipelines.core.config import as_key_list as _as_key_list
+
+    try:
+        keys = _as_key_list(value)
+    except ConfigError:
+        return "(not a valid list of keys)"
+    return f"{len(keys)} key(s): " + ", ".join(mask(k) for k in keys) if len(keys) != 1 else mask(keys[0])
+
+
+def _check_key(report: CheckReport, index: int, key: str, base_url: str, timeout: float) -> None:
+    from pipelines.api.client import OutreachClient, connectivity_check
+
+    label = f"key #{index} {mask(key)}"
+    try:
+        with OutreachClient(key, base_url, rate_limit_per_minute=None, timeout=timeout) as client:
+            account = connectivity_check(client)
+            level = _key_level(client)
+    except OutreachError as exc:
+        report.problem(f"{label}: {exc}")
+        return
+    ws = account.get("workspace") or {}
+    report.lines.append(f"  {label}: ok: workspace {ws.get('name')!r} ({ws.get('id')}), {level}")
+
+
+def _key_level(client: Any) -> str:
+    try:
+        client.post("/hooks", {})
+    except ForbiddenError:
+        return "level: cannot change data (read-only, or made by a former admin): enough to sync, not to subscribe"
+    except InvalidRequestError:
+        return "level: read and write"
+    except OutreachError:
+        return "level unknown (the API has no way to tell it)"
+    return "level unknown (POST /hooks with an empty body was accepted)"
+
+
+def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
+    from pipelines.core.constants import DEFAULT_STORAGE_VERSION
+    from pipelines.warehouse.diagnose import configured_path, damage_problem, storage_note, warehouse_problem
+
+    path = configured_path(duckdb_path)
+    if path is None:
+        report.lines.append("  another destination is configured: this version checks DuckDB warehouses only")
+        return
+    problem = warehouse_problem(path) or damage_problem(path)
+    if problem:
+        report.problem(problem)
+        return
+    version, _ = origin("duckdb_storage_version", secret=False)
+    note = storage_note(path, str(version or DEFAULT_STORAGE_VERSION))
+    state = "exists" if path.exists() else "created at the first sync"
+    report.lines.append(f"  {path}: ok, writable ({state})")
+    if note:
+        report.lines.append(f"  {note}")
+
+
+def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:
+    from pipelines.warehouse.destination import dlt_working_dir, warehouse_target
+    from pipelines.warehouse.reset import damaged_states
+
+    root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir)
+    damaged = damaged_states(root)
+    for line in damaged:
+        report.problem(line)
+    if not damaged:
+        report.lines.append(f"  dlt state in {root}: ok")
+
+
+def _relative(location: str) -> str:
+    try:
+        return str(Path(location).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return location

@@ -1,0 +1,183 @@
+"""The settings of a sync: one object, declared the dlt way, resolved once at the edge and passed down.
+
+`OutreachSettings` is a dlt ``@configspec`` in section ``[sources.outreach]``: dlt fills each field from
+``SOURCES__OUTREACH__<NAME>`` environment variables, ``.dlt/config.toml`` and ``.dlt/secrets.toml``
+(``OUTREACH__<NAME>`` also works; a bare ``<NAME>`` never does, so an unrelated ``API_KEY`` in the
+environment is never picked up). The edges (CLI flags, flow parameters, ``python -m pipelines``) call
+`resolve_settings` with what they were given explicitly, which wins over configuration; everything
+below them takes the resolved object, so one run never mixes two readings of its configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from dlt.common.configuration import configspec, resolve_configuration
+from dlt.common.configuration.specs import BaseConfiguration
+from dlt.common.typing import TSecretValue
+
+from pipelines.core import constants
+from pipelines.core.errors import ConfigError
+
+SECTIONS = ("sources",)
+SECTION = "outreach"
+DESTINATIONS = ("duckdb", "postgres")  # named in the contract; any other dlt destination name also works
+
+
+@configspec
+class OutreachSettings(BaseConfiguration):
+    """Every setting of the sync. Holds API keys: never log, persist or repr it with them."""
+
+    base_url: str | None = None
+    """API base URL ending in /api/v1"""
+    api_key: TSecretValue | None = None
+    """one workspace's key"""
+    api_keys: TSecretValue | None = None
+    """several workspaces: a list (TOML), a JSON list or a comma-separated string"""
+    rate_limit_per_minute: int = 120
+    """per key; 0 turns pacing off"""
+    reply_body_cap: int = 500
+    """GET /replies/{id} calls per workspace per run; the rest are deferred"""
+    reply_lookback_s: int = 3600
+    """a quick sync re-reads replies this far below the stored cursor"""
+    request_timeout: float = 20.0
+    """seconds a request may wait for the service's next byte (connect: at most 10)"""
+    stall_timeout_s: float = 120.0
+    """seconds one response may take from request to last byte (checked as its body arrives): a server that
+    trickles it is cut off"""
+    sync_timeout_s: float = 21600.0
+    """the overall deadline of a sync (0: none); past it the sync stops, keeping the batches loaded"""
+    max_retry_after_s: float = 120.0
+    """the longest `Retry-After` a sync waits; the service asking for longer fails the sync, naming the wait"""
+    workers: int = 8
+    """threads reading the API at once (shared by the workspaces of a batch)"""
+    batch_size: int = 25
+    """workspaces extracted, normalized and loaded together (one dlt load per batch)"""
+    destination: str = "duckdb"
+    """duckdb, postgres (credentials: DESTINATION__POSTGRES__CREDENTIALS), or another dlt destination"""
+    duckdb_path: str = constants.DEFAULT_DUCKDB_PATH
+    duckdb_storage_version: str = constants.DEFAULT_STORAGE_VERSION
+    """storage format of a DuckDB warehouse we create (v1.0.0: DuckDB 1.0 and later can open it)"""
+    duckdb_memory_limit: str = constants.DEFAULT_MEMORY_LIMIT
+    """DuckDB spills to disk beyond this during loads. A load's merge work grows with the rows staged, so
+    any limit above what a small load needs made the peak grow with rows (+270 MB at 1M recipients, 256MB)"""
+    spool_dir: str | None = None
+    """webhook spool, loaded first when it exists; default per warehouse (`spool_location`)"""
+    pipelines_dir: str | None = None
+    """dlt working directories (dlt's default: ~/.dlt/pipelines)"""
+    lock_timeout_s: float = 600.0
+    """how long a writer waits for the warehouse lock before failing"""
+
+    __section__: ClassVar[str] = SECTION
+
+    def __repr__(self) -> str:  # keys hidden
+        return (
+            f"OutreachSettings(base_url={self.base_url!r}, destination={self.destination!r}, "
+            f"duckdb_path={self.duckdb_path!r}, workers={self.workers}, batch_size={self.batch_size})"
+        )
+
+    def api_key_list(self) -> list[str]:
+        """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
+        return as_key_list(self.api_keys, "api_keys") or as_key_list(_one_key(self.api_key), "api_key")
+
+    def spool_location(self) -> Path:
+        """The webhook spool of this warehouse: `spool_dir` when set, else one per warehouse, so events spooled
+        for one warehouse never load into another: ``<stem>_spool`` beside a DuckDB file
+        (``data/outreach_spool`` for ``data/outreach.duckdb``), ``data/spool_<destination>`` for a server."""
+        if self.spool_dir:
+            return Path(self.spool_dir).expanduser()
+        if (self.destination or "duckdb").strip().lower() == "duckdb":
+            warehouse = Path(self.duckdb_path or constants.DEFAULT_DUCKDB_PATH).expanduser()
+            return warehouse.with_name(f"{warehouse.stem}_spool")
+        return Path(constants.DEFAULT_SPOOL_DIR).with_name(f"spool_{self.destination.strip().lower()}")
+
+    def spool_path(self) -> Path | None:
+        """The spool directory when it exists (nothing to load otherwise)."""
+        path = self.spool_location()
+        return path.resolve() if path.is_dir() else None
+
+
+def resolve_settings(**explicit: Any) -> OutreachSettings:
+    """The settings: `explicit` values (None means "not given") over dlt configuration over defaults.
+
+    Raises ConfigError naming the setting when a value cannot be used.
+    """
+    given = {name: _plain(value) for name, value in explicit.items() if value is not None}
+    unknown = set(given) - set(OutreachSettings().get_resolvable_fields())
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(sorted(unknown))}: see pipelines/README.md for the list")
+    try:
+        settings = resolve_configuration(OutreachSettings(), sections=SECTIONS, explicit_value=given or None)
+    except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
+        raise ConfigError(f"[sources.outreach] settings cannot be read: {_first_line(exc)}") from None
+    _validate(settings)
+    return settings
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def _validate(settings: OutreachSettings) -> None:
+    if settings.workers < 1:
+        raise ConfigError(f"sources.outreach.workers must be at least 1, got {settings.workers}")
+    if settings.batch_size < 1:
+        raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
+    if settings.rate_limit_per_minute < 0:
+        raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")
+    for name in ("lock_timeout_s", "sync_timeout_s", "max_retry_after_s"):
+        if getattr(settings, name) < 0:
+            raise ConfigError(f"sources.outreach.{name} must be 0 or more seconds")
+    for name in ("request_timeout", "stall_timeout_s"):
+        if getattr(settings, name) <= 0:
+            raise ConfigError(f"sources.outreach.{name} must be more than 0 seconds")
+    settings.api_key_list()  # a malformed key list fails here, at the edge
+
+
+def require_api(settings: OutreachSettings, keys: list[str]) -> None:
+    """ConfigError naming the missing setting when there is no key or no base URL."""
+    if not keys:
+        raise ConfigError(
+            "no API key: set SOURCES__OUTREACH__API_KEY (or __API_KEYS), [sources.outreach] api_key in "
+            ".dlt/secrets.toml, or pass --api-key"
+        )
+    if not settings.base_url:
+        raise ConfigError(
+            "no API base URL: set SOURCES__OUTREACH__BASE_URL (ending in /api/v1), "
+            "[sources.outreach] base_url in .dlt/config.toml, or pass --base-url"
+        )
+
+
+def _one_key(value: Any) -> Any:
+    """`api_key` as given, unless it is a list: a key with a line break inside stays one (malformed) key,
+    which the client then names, instead of two keys both rejected with 401."""
+    if isinstance(value, str) and not value.strip().startswith("[") and "," not in value:
+        return [value]
+    return value
+
+
+def as_key_list(value: Any, name: str = "api_keys") -> list[str]:
+    """A configured keys value (list, JSON list, or comma/newline-separated string) as a list of keys."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ConfigError(
+                    f"SOURCES__OUTREACH__{name.upper()} is not a valid JSON list: fix its syntax"
+                ) from None
+        else:
+            value = text.replace("\n", ",").split(",")
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"sources.outreach.{name} must be a list of keys (or a comma-separated string)")
+    return [str(k).strip() for k in value if str(k).strip()]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__

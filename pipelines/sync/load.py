@@ -1,0 +1,142 @@
+"""Load: commit a batch's package (and any package an earlier run left pending) to the warehouse, then
+the repairs that need the loaded rows: after a full sync, mark rows the API stopped returning.
+
+The caller holds the warehouse lock (`pipelines.warehouse.lock`); on DuckDB it also holds `lock.access`, so the
+loads of one process run one at a time (DuckDB takes one writer). On PostgreSQL batches load at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pipelines.core.deadline import interrupted
+from pipelines.core.errors import OutreachError
+from pipelines.core.report import WorkspaceReport
+from pipelines.source.batch import WorkspacePlan
+from pipelines.source.quarantine import counts
+from pipelines.source.stored import drop_duplicate_history_rows, mark_deleted
+from pipelines.sync.extract import Extracted, run_record
+from pipelines.warehouse.failure import explain, outreach_error
+from pipelines.warehouse.runs import record_failed_runs
+
+log = logging.getLogger(__name__)
+
+
+class LoadFailed(OutreachError):
+    """The warehouse did not take a batch's package; it stays pending and the next run resumes it."""
+
+
+def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
+    """Load the batch; return one report per workspace (failed ones carry their error in the plan)."""
+    pipeline = extracted.pipeline
+    batch = extracted.batch
+    for plan in batch.ok_plans:
+        plan.progress.set_stage("load")
+    clock = time.monotonic()
+    load_ids: list[str] = []
+    failure: BaseException | None = None
+    if interrupted() and not batch.ok_plans:
+        # stopped by a signal with nothing to commit (a package an earlier run left waits for the next run);
+        # the run records of every stopped workspace are written by the run, together, in one load
+        for plan in batch.plans:
+            plan.progress.set_stage("interrupted")
+        return [_report(extracted, plan, [], 0.0) for plan in batch.plans]
+    try:
+        _update_schema(extracted)
+        # one load job at a time on DuckDB: each open COPY holds its own buffers, so parallel jobs made a
+        # load's memory grow with the files in the package, and one file takes one writer anyway
+        info = pipeline.load(workers=1 if extracted.warehouse.is_duckdb else 4)
+        if info is not None:
+            info.raise_on_failed_jobs()
+            load_ids = list(info.loads_ids)
+        _after_load(extracted)
+    except Exception as exc:  # noqa: BLE001 - reported per workspace; the package stays pending
+        failure = exc
+    seconds = round(time.monotonic() - clock, 3)
+    if failure is not None:
+        _record_load_failure(extracted, failure)
+    elif not extracted.records_in_package:  # every workspace failed before its data was extracted
+        rows = [run_record(extracted, plan, []) for plan in batch.plans]
+        record_failed_runs(extracted.warehouse, extracted.pipeline.pipelines_dir, [*extracted.key_failures, *rows])
+    reports = [_report(extracted, plan, load_ids, seconds) for plan in batch.plans]
+    for report in reports:
+        guard = extracted.drift.get(report.workspace_id)
+        if guard is not None:
+            guard.fill(report)  # drift counts into the summary
+    for plan in batch.plans:
+        plan.progress.set_stage("done" if plan.ok else "failed")
+    return reports
+
+
+def _update_schema(extracted: Extracted) -> None:
+    """On a server where batches load at once, create and alter the dataset's tables first, one pipeline at
+    a time (dlt's load would do it too, but two doing it at the same moment fail on CREATE SCHEMA/TABLE)."""
+    target = extracted.warehouse.schema_lock_target()
+    if target is None or not extracted.pipeline.default_schema_name:
+        return
+    from pipelines.warehouse.lock import hold
+
+    with hold(target, "schema update", notify=log.debug):  # brief: not worth a line to the user
+        extracted.pipeline.sync_schema()
+
+
+def _after_load(extracted: Extracted) -> None:
+    """Repairs on the committed rows of this batch's workspaces."""
+    batch = extracted.batch
+    ok = [plan.workspace_id for plan in batch.ok_plans]
+    if not ok:
+        return
+    warehouse = extracted.warehouse
+    row_id = "rowid" if warehouse.is_duckdb else "ctid" if warehouse.is_postgres else None
+    with extracted.pipeline.sql_client() as client:
+        if row_id is not None:
+            drop_duplicate_history_rows(client, ok, row_id)
+        if batch.mode == "full":
+            protected = {plan.workspace_id: plan.protected_tables for plan in batch.ok_plans}
+            extracted.marked_deleted = mark_deleted(client, ok, batch.synced_at, protected)
+
+
+def _record_load_failure(extracted: Extracted, failure: BaseException) -> None:
+    """Every workspace of the batch failed to load: say why in one line, and record it if the warehouse can."""
+    line = explain(failure, extracted.warehouse.duckdb_path)
+    ours = outreach_error(failure)
+    error: OutreachError = (
+        ours
+        if ours is not None
+        else LoadFailed(f"loading into the warehouse failed: {line}; the pending load resumes on the next run")
+    )
+    rows = [run_record(extracted, plan, [], error) for plan in extracted.batch.plans]
+    for plan in extracted.batch.plans:
+        plan.fail(error)
+    record_failed_runs(extracted.warehouse, extracted.pipeline.pipelines_dir, [*extracted.key_failures, *rows])
+
+
+def _report(extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], load_seconds: float) -> WorkspaceReport:
+    stats = plan.client.stats.snapshot()
+    guides = plan.page_guides.values()
+    marked = extracted.marked_deleted.get(plan.workspace_id, {}) if plan.ok else {}
+    return WorkspaceReport(
+        workspace_id=plan.workspace_id,
+        workspace_name=plan.workspace.name,
+        pipeline_name=extracted.pipeline.pipeline_name,
+        mode=extracted.batch.mode,
+        rows=dict(plan.rows),
+        requests=stats["requests"] + plan.workspace.requests,
+        rate_limited=stats["rate_limited"],
+        retries=stats["retries"],
+        rate_wait_s=stats["rate_wait_s"],
+        bodies_fetched=plan.counters.get("bodies_fetched", 0),
+        bodies_from_events=plan.counters.get("bodies_from_events", 0),
+        bodies_deferred=plan.counters.get("bodies_deferred", 0),
+        campaigns_changed=len(plan.changed_campaign_ids),
+        campaigns_from_events=len(plan.campaigns_from_events),
+        campaigns_total=len(plan.campaigns),
+        recipient_pages_read=sum(g.pages_read for g in guides),
+        recipient_pages_listed=sum(g.last_page or 0 for g in guides),
+        campaigns_read_whole=sum(1 for g in guides if g.reason),
+        marked_deleted=marked,
+        rejected=counts(plan.rejections) if plan.ok else {},
+        stage_seconds={**extracted.stage_seconds, "load": load_seconds},
+        load_ids=list(load_ids),
+    )

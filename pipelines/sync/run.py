@@ -1,0 +1,277 @@
+"""Run: one sync of every configured workspace, the way `outreach sync`, ``python -m pipelines``, the demo and
+the Prefect flows all do it (`sync`, which takes the settings the edge resolved once).
+
+1. the edge resolves the settings once (`pipelines.core.config`); `sync` names the warehouse
+   (`pipelines.warehouse.destination`);
+2. take the warehouse lock for the run (`pipelines.warehouse.lock`: a second sync waits, saying for whom, then
+   fails in one line), check the warehouse can be written, load the webhook spool;
+3. check every key (GET /account) before anything else is spent;
+4. sort the workspaces into batches of `batch_size` and run them, two at a time: one batch extracts
+   (API reads on `workers` threads) while the previous one loads. Each batch is one dlt load.
+
+A workspace that fails does not stop the others; the first error is raised once all have finished.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipelines.api.accounts import Workspace, check_keys
+from pipelines.api.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
+from pipelines.core import constants
+from pipelines.core.config import OutreachSettings, require_api, resolve_settings
+from pipelines.core.deadline import Deadline, interrupted, interruption, stop_on_signals
+from pipelines.core.errors import ConfigError, OutreachError
+from pipelines.core.progress import ProgressDisplay, WorkspaceProgress
+from pipelines.core.report import SyncReport, WorkspaceReport
+from pipelines.source.quarantine import RejectedRecordsError, summary_line
+from pipelines.sync.batches import run_batches
+from pipelines.warehouse import demo_guard, lock
+from pipelines.warehouse.destination import dlt_working_dir, kept_open, warehouse_target
+from pipelines.warehouse.runs import flush_failed_runs, run_row
+from pipelines.warehouse.warehouse_prep import load_spool_events, prepare_warehouse
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[str], None]
+
+
+def run_sync(
+    *,
+    mode: str = "quick",
+    settings: OutreachSettings | None = None,
+    api_keys: Sequence[str] | None = None,
+    base_url: str | None = None,
+    duckdb_path: str | Path | None = None,
+    destination: str | None = None,
+    spool_dir: str | Path | None = None,
+    progress: bool = True,
+    rate_limit_per_minute: int | None = None,
+    reply_body_cap: int | None = None,
+    reply_lookback_s: int | None = None,
+    request_timeout: float | None = None,
+    workers: int | None = None,
+    batch_size: int | None = None,
+    pipelines_dir: str | Path | None = None,
+    lock_timeout_s: float | None = None,
+    notify: Notify | None = None,
+    reset_state: bool = False,
+) -> SyncReport:
+    """The edge of :func:`sync` for commands, scripts and tests: arguments left None come from dlt config
+    (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
+    the warehouse's pipelines first (the data stays) and read everything again (a full sync).
+
+    A given warehouse path and given keys (with a URL) are checked before the settings are resolved: that
+    imports dlt, seconds on a busy machine, and a bad key or path should fail at once.
+    """
+    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
+    checked: list[Workspace | OutreachError] | None = None
+    if settings is None:
+        from pipelines.warehouse.diagnose import preflight_given
+
+        if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
+            preflight_given(duckdb_path)
+        if given and base_url:
+            # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
+            pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
+            checked = check_keys(
+                given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
+            )
+            _raise_if_none_found(checked)
+    cfg = settings or resolve_settings(
+        base_url=base_url,
+        duckdb_path=duckdb_path,
+        destination=destination,
+        spool_dir=spool_dir,
+        rate_limit_per_minute=rate_limit_per_minute,
+        reply_body_cap=reply_body_cap,
+        reply_lookback_s=reply_lookback_s,
+        request_timeout=request_timeout,
+        workers=workers,
+        batch_size=batch_size,
+        pipelines_dir=pipelines_dir,
+        lock_timeout_s=lock_timeout_s,
+    )
+    return sync(
+        cfg, mode=mode, api_keys=given, progress=progress, notify=notify, checked=checked, reset_state=reset_state
+    )
+
+
+@stop_on_signals()
+def sync(
+    settings: OutreachSettings,
+    *,
+    mode: str = "quick",
+    api_keys: Sequence[str] | None = None,
+    progress: bool = False,
+    notify: Notify | None = None,
+    checked: Sequence[Workspace | OutreachError] | None = None,
+    reset_state: bool = False,
+) -> SyncReport:
+    """The one sync: `outreach sync`, ``python -m pipelines``, the demo and every Prefect flow run it.
+
+    Every guard is here, applied once: the warehouse preflight, the warehouse lock, the key check and the
+    demo-warehouse guard. `api_keys` default to the configured ones; `checked` holds their ``GET /account``
+    answers, in key order, when the caller's edge checked them already. A workspace that fails does not stop
+    the others; the first error is raised once all have finished. `reset_state`: forget the dlt state of the
+    warehouse's pipelines first (the data stays) and read everything again (a full sync). SIGINT and SIGTERM
+    stop it at a load boundary (`pipelines.signals`).
+    """
+    mode = "full" if reset_state else mode
+    if mode not in constants.MODES:
+        raise ConfigError(f"unknown mode {mode!r}: use one of {', '.join(constants.MODES)}")
+    from pipelines.warehouse.diagnose import preflight_given
+
+    cfg = settings
+    warehouse = warehouse_target(cfg)
+    if warehouse.duckdb_path is not None and lock.current_holder(warehouse.duckdb_path) is None:
+        # checked before any request; a file another sync holds is not a problem but a wait: the lock
+        # below says for whom, and the check runs again once it is ours
+        preflight_given(warehouse.duckdb_path)
+    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
+    keys = given or cfg.api_key_list()
+    require_api(cfg, keys)
+    deadline = Deadline(cfg.sync_timeout_s)
+    if checked is None and given:
+        # keys given: a bad key fails before the warehouse is created or waited for
+        checked = check_keys(
+            given,
+            str(cfg.base_url),
+            timeout=cfg.request_timeout,
+            workers=cfg.workers,
+            rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+        )
+        _raise_if_none_found(checked)
+    started = time.monotonic()
+    report = SyncReport(mode=mode, destination=warehouse.label)
+    with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
+        _check_dlt_state(dlt_working_dir(warehouse, cfg.pipelines_dir), reset_state, notify)
+        prepare_warehouse(warehouse)
+        if checked is None:
+            checked = check_keys(
+                keys,
+                str(cfg.base_url),
+                timeout=cfg.request_timeout,
+                workers=cfg.workers,
+                rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+            )
+            _raise_if_none_found(checked)
+        failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
+        found = [r for r in checked if isinstance(r, Workspace)]
+        demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
+        preload_libraries()
+        trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
+        run_id = new_run_id()
+        key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
+        with kept_open(warehouse, cfg.pipelines_dir), ProgressDisplay(list(trackers.values()), enabled=progress):
+            with lock.access(warehouse):
+                flush_failed_runs(warehouse, cfg.pipelines_dir)
+                report.events_loaded = load_spool_events(cfg, warehouse)
+            reports = run_batches(
+                found,
+                mode=mode,
+                settings=cfg,
+                warehouse=warehouse,
+                run_id=run_id,
+                progress_for=lambda ws: trackers[ws.index],
+                key_failures=key_records,
+                deadline=deadline,
+            )
+    report.workspaces = [r for r, _ in reports if r is not None]
+    report.seconds = round(time.monotonic() - started, 3)
+    errors = sorted([*failures, *((ws.index, exc) for ws, exc in _errors(reports))], key=lambda e: e[0])
+    if interrupted():
+        stopped = interruption(interrupted())
+        stopped.report = report  # what did load, for the summary printed before the line
+        raise stopped
+    if errors:
+        index, exc = errors[0]
+        raise _numbered(exc, index, len(keys))
+    rejected = report.rejected()
+    if rejected:
+        names = ", ".join(sorted({ws.workspace_name for ws in report.workspaces if ws.rejected}))
+        error = RejectedRecordsError(summary_line(rejected, f"workspace {names}"))
+        error.report = report  # what was loaded, for a caller that shows the summary too
+        raise error
+    return report
+
+
+def _check_dlt_state(root: Path, reset: bool, notify: Notify | None) -> None:
+    """Forget the pipelines' dlt state when asked; else fail in one line on a damaged state file (dlt would
+    fail on it with a decoding error naming neither the file nor the fix). The caller holds the lock."""
+    from pipelines.warehouse.reset import DamagedStateError, damaged_states, forget_state
+
+    if reset:
+        removed = forget_state(root)
+        (notify or log.warning)(
+            f"forgot the dlt state of {len(removed)} pipeline(s) in {root}; the "
+            "warehouse's data is kept and this full sync reads the API again"
+        )
+        return
+    damaged = damaged_states(root)
+    if damaged:
+        raise DamagedStateError(damaged[0])
+
+
+def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
+    """Every key failed: the first one's error now (numbered when there are several)."""
+    if checked and all(isinstance(r, OutreachError) for r in checked):
+        first = checked[0]
+        assert isinstance(first, OutreachError)
+        raise _numbered(first, 0, len(checked))
+
+
+def new_run_id() -> str:
+    """A run's id: sortable by start time to the second (runs within one second tie), unique across machines."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+
+
+def _errors(
+    reports: Sequence[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]],
+) -> list[tuple[Workspace, BaseException]]:
+    return [(ws, err) for _, (ws, err) in reports if err is not None]
+
+
+def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
+    """With several keys, say which one failed (the key itself never appears)."""
+    if total > 1 and isinstance(exc, OutreachError):
+        try:
+            return type(exc)(f"workspace key #{index + 1}: {exc}")
+        except TypeError:
+            return OutreachError(f"workspace key #{index + 1}: {exc}")
+    return exc
+
+
+def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:
+    """The run record of a key that named no workspace (rejected at GET /account)."""
+    now = datetime.now(UTC)
+    return run_row(
+        run_id=run_id,
+        workspace_id=None,
+        workspace_name=f"key #{index + 1}",
+        mode=mode,
+        started_at=now,
+        outcome="failed",
+        rows_loaded={},
+        requests=1,
+        error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+    )
+
+
+def preload_libraries() -> None:
+    """Import what dlt imports lazily, once, before worker threads race on it (pandas is not thread-safe
+    to import concurrently: "partially initialized module" errors)."""
+    import pandas  # noqa: F401
+    import pyarrow  # noqa: F401
+    from dlt.common.libs import pyarrow as _dlt_pyarrow  # noqa: F401
+
+    try:
+        from dlt.common.libs import pandas as _dlt_pandas  # noqa: F401
+    except ImportError:  # pragma: no cover
+        pass

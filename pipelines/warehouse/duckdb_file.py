@@ -1,0 +1,111 @@
+"""A DuckDB file as the file system sees it, read without opening the database, so a check never takes
+the lock: the main header (8-byte checksum, ``DUCK``, the storage version number) and the lock DuckDB holds
+on the file (an fcntl record lock over the whole file, found with ``F_OFD_GETLK``, which also reports a lock
+of this process, or ``F_GETLK``)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DUCKDB_MAGIC = b"DUCK"
+HEADERS_SIZE = 3 * 4096  # main header + two database headers: the smallest complete DuckDB file
+# storage version number in the main header -> the oldest DuckDB release that writes it
+# (checked against duckdb 2.0: storage_compatibility_version v1.0.0 -> 64, v1.2.0 -> 65 ... v2.0.0 -> 999)
+STORAGE_NUMBERS = {"v1.0": 64, "v1.1": 64, "v1.2": 65, "v1.3": 66, "v1.4": 67, "v1.5": 68, "v2.0": 999}
+_FLOCK = "hhqqi"  # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid (+ padding)
+_F_OFD_GETLK = getattr(fcntl, "F_OFD_GETLK", 36 if sys.platform.startswith("linux") else None)
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """A process holding DuckDB's lock on a file: `kind` is "read" (a read-only reader) or "write"."""
+
+    pid: int | None
+    kind: str
+
+    def describe(self) -> str:
+        who = f"process {self.pid}{_process_name(self.pid)}" if self.pid else "another process"
+        return f"{who} ({'a read-only reader' if self.kind == 'read' else 'a writer'})"
+
+
+def is_duckdb_file(path: Path) -> bool:
+    """Whether the file starts with DuckDB's main header (a truncated file may still pass: DuckDB says then)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(12)[8:12] == DUCKDB_MAGIC
+    except OSError:
+        return False
+
+
+def storage_number(path: Path) -> int | None:
+    """The storage version number in a DuckDB file's main header, or None (no file, or not DuckDB)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[8:12] != DUCKDB_MAGIC:
+        return None
+    return int.from_bytes(head[12:20], "little")
+
+
+def lock_holder(duckdb_path: Path) -> LockHolder | None:
+    """The other process holding DuckDB's lock on the file (None if free, missing, or held by this process)."""
+    try:
+        fd = os.open(duckdb_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        probe = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        probe += b"\0" * (32 - len(probe))
+        command = _F_OFD_GETLK if _F_OFD_GETLK is not None else fcntl.F_GETLK
+        try:
+            answer = fcntl.fcntl(fd, command, probe)
+        except OSError:  # kernel without OFD locks: the process-wide query (cannot see our own lock)
+            answer = fcntl.fcntl(fd, fcntl.F_GETLK, probe)
+        l_type, _whence, _start, _len, l_pid = struct.unpack(_FLOCK, answer[: struct.calcsize(_FLOCK)])
+        if l_type == fcntl.F_UNLCK:
+            return None
+        pid = l_pid if l_pid > 0 else _pid_from_proc_locks(fd)
+        if pid == os.getpid():
+            return None  # this process's own DuckDB instance: DuckDB shares it within the process
+        return LockHolder(pid=pid, kind="read" if l_type == fcntl.F_RDLCK else "write")
+    finally:
+        os.close(fd)
+
+
+def _pid_from_proc_locks(fd: int) -> int | None:
+    """The pid of a POSIX lock on the file of `fd` in /proc/locks (Linux), when fcntl could not tell."""
+    inode = os.fstat(fd).st_ino
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # "1: POSIX  ADVISORY  WRITE 24224 fe:00:2263745 0 EOF" (OFD locks show pid -1)
+        if len(fields) >= 6 and fields[1] == "POSIX" and fields[5].rsplit(":", 1)[-1] == str(inode):
+            pid = int(fields[4]) if fields[4].lstrip("-").isdigit() else -1
+            if pid > 0:
+                return pid
+    return None
+
+
+def _process_name(pid: int | None) -> str:
+    if not pid:
+        return ""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+    return f" {name}" if name else ""
+
+
+def sql_path(path: Path) -> str:
+    """`path` inside a single-quoted SQL string literal."""
+    return str(path).replace("'", "''")
