@@ -12,6 +12,7 @@ import duckdb
 import pandas as pd
 
 from dashboard.errors import ReportError
+from pipelines.core.root_cause import one_line
 from pipelines.warehouse.duckdb_file import is_duckdb_file
 
 SCHEMA = "reporting"
@@ -128,17 +129,13 @@ def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
     except duckdb.IOException as exc:
         con.close()
         raise ReportError(
-            f"cannot open BI file {path} read-only ({first_line(exc)}): a process holds it open for writing; "
+            f"cannot open BI file {path} read-only ({one_line(exc)}): a process holds it open for writing; "
             "close it (BI tools should open it read-only) and retry"
         ) from exc
     except duckdb.Error as exc:
         con.close()
-        raise ReportError(f"cannot open BI file {path}: {first_line(exc)}") from exc
+        raise ReportError(f"cannot open BI file {path}: {one_line(exc)}") from exc
     return con
-
-
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def columns_of(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:

@@ -26,12 +26,12 @@ from dashboard.bi_file import (
     REQUIRED,
     SEND_TIME_COLUMNS,
     columns_of,
-    first_line,
     frame,
     open_bi,
     require,
 )
 from dashboard.errors import ReportError
+from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def load(bi_path: str | Path) -> ReportData:
             features=features,
         )
     except duckdb.Error as exc:
-        raise ReportError(f"cannot read BI file {path}: {first_line(exc)}; rebuild it with `outreach models`") from exc
+        raise ReportError(f"cannot read BI file {path}: {one_line(exc)}; rebuild it with `outreach models`") from exc
     finally:
         con.close()
 

@@ -19,6 +19,7 @@ import pandas as pd
 from models.ab_test import COLUMNS, variant_tests
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, WarehouseTarget
+from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def write_variant_tests(target: WarehouseTarget) -> int:
         if target.postgres is not None:
             return _write_postgres(target.postgres)
     except (duckdb.Error, OSError) as exc:
-        raise WarehouseError(f"the A/B statistics could not be stored in {target.label}: {_first(exc)}") from exc
+        raise WarehouseError(f"the A/B statistics could not be stored in {target.label}: {one_line(exc)}") from exc
     return 0
 
 
@@ -108,7 +109,7 @@ def _write_postgres(pg: PostgresTarget) -> int:
             host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
         )
     except psycopg2.Error as exc:
-        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {_first(exc)}") from exc
+        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
     try:
         with con, con.cursor() as cur:
             cur.execute("select table_name from information_schema.tables where table_schema = %s", [RAW])
@@ -127,7 +128,7 @@ def _write_postgres(pg: PostgresTarget) -> int:
                 execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(COLUMNS)}) values %s", values)
         return len(tests)
     except psycopg2.Error as exc:
-        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {_first(exc)}") from exc
+        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
     finally:
         con.close()
 
@@ -154,7 +155,3 @@ def _plain(value: object) -> object:
     if isinstance(value, float) and value != value:
         return None
     return value.item() if hasattr(value, "item") else value
-
-
-def _first(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -22,6 +22,7 @@ from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
 from models.settings import WarehouseTarget, resolve_target
+from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
             )
         )
     if outcome.exception is not None:
-        report.error = f"dbt stopped: {_first_line(outcome.exception)}"
+        report.error = f"dbt stopped: {one_line(outcome.exception)}"
     elif not outcome.success and not any(r.failed for r in report.results):
         report.error = (
             "dbt reported a failure without a failing node (see the dbt log under "
@@ -126,8 +127,3 @@ def _samples(notes: list[str]) -> dict[str, str]:
         if len(parts) == 2 and parts[0] in ("fail", "warn"):
             out[parts[1]] = rows
     return out
-
-
-def _first_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:500] or type(exc).__name__

@@ -23,6 +23,7 @@ from models import PROJECT_DIR
 from models.dbt_invoke import invoke
 from models.freshness_outcome import FreshnessReport, SourceFreshness
 from models.settings import WarehouseTarget
+from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ def check_freshness(
     results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)
     if outcome.exception is not None:
-        report.error = _first_line(outcome.exception)
+        report.error = one_line(outcome.exception)
     elif not report.sources and not outcome.success:
         report.error = f"dbt source freshness failed (see the dbt log under {target.state_dir / 'logs'})"
     save_freshness(target, report)
@@ -107,7 +108,3 @@ def _iso(value: datetime | None) -> str | None:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).isoformat()
-
-
-def _first_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:300] or type(exc).__name__

@@ -8,6 +8,7 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, WarehouseTarget
+from pipelines.core.root_cause import one_line
 from pipelines.warehouse.duckdb_file import is_duckdb_file
 
 RAW = "outreach"
@@ -40,15 +41,15 @@ def check_duckdb(path: Path) -> None:
             from pipelines.warehouse.duckdb_file import lock_holder
 
             if lock_holder(path) is None:  # nobody holds it: the file itself cannot be read
-                line = damage_problem(path) or f"cannot open warehouse {path}: {_first_line(exc)}"
+                line = damage_problem(path) or f"cannot open warehouse {path}: {one_line(exc)}"
                 raise WarehouseError(line) from exc
             raise WarehouseError(
-                f"cannot open warehouse {path}: another process holds it for writing (DuckDB: {_first_line(exc)}); "
+                f"cannot open warehouse {path}: another process holds it for writing (DuckDB: {one_line(exc)}); "
                 "retry when that sync or build finishes"
             ) from exc
         except duckdb.Error as exc:
             raise WarehouseError(
-                f"cannot open warehouse {path}: {_first_line(exc)} (close other connections to it in this process)"
+                f"cannot open warehouse {path}: {one_line(exc)} (close other connections to it in this process)"
             ) from exc
         count = con.execute(
             "select count(*) from duckdb_tables() where database_name = 'warehouse' and schema_name = ?", [RAW]
@@ -68,7 +69,7 @@ def check_postgres(pg: PostgresTarget) -> None:
         )
     except psycopg2.Error as exc:
         raise WarehouseError(
-            f"cannot connect to PostgreSQL {pg.label}: {_first_line(exc)} "
+            f"cannot connect to PostgreSQL {pg.label}: {one_line(exc)} "
             "(check DESTINATION__POSTGRES__CREDENTIALS and that the server is running)"
         ) from exc
     try:
@@ -81,7 +82,3 @@ def check_postgres(pg: PostgresTarget) -> None:
         raise WarehouseError(
             f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first"
         )
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -22,6 +22,7 @@ import duckdb
 
 from models.errors import PublishError, WarehouseError
 from models.settings import bi_path_for, storage_version
+from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         try:
             con.execute(f"attach '{_quote(path)}' as {_SOURCE} (read_only)")
         except duckdb.Error as exc:
-            raise WarehouseError(f"cannot read warehouse {path} to publish the BI file: {_first_line(exc)}") from exc
+            raise WarehouseError(f"cannot read warehouse {path} to publish the BI file: {one_line(exc)}") from exc
         tables = _mart_tables(con)
         if not tables:
             raise WarehouseError(f"no {REPORTING} tables in {path}: run `outreach models` first")
@@ -59,7 +60,7 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
     except (duckdb.Error, OSError) as exc:
         _unlink(tmp)
         raise PublishError(
-            f"publishing the BI file failed: {_first_line(exc)} (the previous BI file is untouched; "
+            f"publishing the BI file failed: {one_line(exc)} (the previous BI file is untouched; "
             "check disk space and permissions, then rerun)"
         ) from exc
     except BaseException:
@@ -175,10 +176,6 @@ def _unlink(path: Path) -> None:
 
 def _quote(value: object) -> str:
     return str(value).replace("'", "''")
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _fsync(path: Path) -> None:

@@ -20,6 +20,7 @@ from dlt.common.typing import TSecretValue
 
 from pipelines.core import constants
 from pipelines.core.errors import ConfigError
+from pipelines.core.root_cause import one_line
 
 SECTIONS = ("sources",)
 SECTION = "outreach"
@@ -111,7 +112,7 @@ def resolve_settings(**explicit: Any) -> OutreachSettings:
     try:
         settings = resolve_configuration(OutreachSettings(), sections=SECTIONS, explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
-        raise ConfigError(f"[sources.outreach] settings cannot be read: {_first_line(exc)}") from None
+        raise ConfigError(f"[sources.outreach] settings cannot be read: {one_line(exc)}") from None
     _validate(settings)
     return settings
 
@@ -176,8 +177,3 @@ def as_key_list(value: Any, name: str = "api_keys") -> list[str]:
     if not isinstance(value, (list, tuple)):
         raise ConfigError(f"sources.outreach.{name} must be a list of keys (or a comma-separated string)")
     return [str(k).strip() for k in value if str(k).strip()]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

@@ -51,6 +51,9 @@ def explain_oserror(error: OSError) -> str | None:
     return None
 
 
-def one_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else ""
+def one_line(error: BaseException, limit: int = 300) -> str:
+    """An error's message in one line: its first non-empty line (what follows is a library's detail), at most
+    `limit` characters; the error's type name when it has no message. Every one-line error of the product
+    quotes a library's message through this."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0][:limit] if lines else type(error).__name__

@@ -164,7 +164,7 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
         problem = warehouse_problem(Path(duckdb_path)) or damage_problem(Path(duckdb_path))
         if problem:
             return problem
-    return f"{type(root).__name__}: {one_line(root) or 'no message'}"
+    return f"{type(root).__name__}: {one_line(root)}" if str(root).strip() else f"{type(root).__name__} (no message)"
 
 
 def _in_use(error: BaseException) -> bool:
