@@ -13,7 +13,7 @@ another shell for as long as the command runs. Telemetry is off (``PREFECT_SERVE
 The one Prefect call here that its API reference does not list is
 ``prefect.context.refresh_global_settings_context()``: it makes a changed environment visible to
 this already-running process, including threads Prefect starts later (its log and event workers).
-``tests/test_flows_units.py::test_prefect_refreshes_settings_from_the_environment`` pins it.
+``tests/flows/test_flows_units.py::test_prefect_refreshes_settings_from_the_environment`` pins it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 dbt-duckdb keeps one DuckDB instance per process (class attribute `DuckDBConnectionManager._ENV`) and,
 for a `:memory:` session with the warehouse attached, keeps it open until the process exits. A flow
 that loads, builds and loads again in one process must get the file back, so after every dbt run we
-close that instance. tests/test_models_build.py fails naming dbt-duckdb if an upgrade changes this.
+close that instance. tests/models/test_models_build.py fails naming dbt-duckdb if an upgrade changes this.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import pytest
 from doc_blocks import CHECKED_DOCS, ROOT, as_run_here, blocks, doc_block
 
 BIN = Path(sys.executable).parent
-TESTS = Path(__file__).resolve().parent
+TESTS = ROOT / "tests"
 SERVICE_URL = "https://<your-service>/api/v1"
 
 
@@ -37,7 +37,7 @@ def _tags_read_by_tests() -> set[str]:
     """Quoted names in the test modules that read blocks with ``doc_block`` (this file included): a tag
     counts as run when a module that runs blocks names it."""
     found: set[str] = set()
-    for test in TESTS.glob("test_*.py"):
+    for test in TESTS.rglob("test_*.py"):
         text = test.read_text()
         if "doc_block(" in text:
             found.update(re.findall(r"""["']([\w.-]+)["']""", text))

@@ -6,7 +6,7 @@ dlt has no public switch to stop config resolution from being logged to its per-
 A logged trace keeps the resolved config until the pipeline step ends, and the config keeps the exception
 of a failed lookup, whose traceback keeps every caller's frame alive: resolving a destination client once
 per chunk during an extract (`pipelines.events.loading.replied_events_from_pipeline`) would hold every chunk of
-replies in memory until the extract ended. `tests/test_dlt_private.py` fails, naming dlt, if an upgrade
+replies in memory until the extract ended. `tests/pipelines/core/test_dlt_private.py` fails, naming dlt, if an upgrade
 changes this.
 """
 

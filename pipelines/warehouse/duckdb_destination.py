@@ -1,5 +1,5 @@
 """dlt's DuckDB destination with two changes dlt has no public setting for. The one module that uses dlt's
-private DuckDB classes; `tests/test_dlt_private.py` fails loudly, naming dlt, when an upgrade
+private DuckDB classes; `tests/pipelines/core/test_dlt_private.py` fails loudly, naming dlt, when an upgrade
 changes what it relies on.
 
 1. **Three-part names** ``"<catalog>"."outreach"."<table>"``. DuckDB names a file's catalog after its

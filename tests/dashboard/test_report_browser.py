@@ -26,7 +26,7 @@ from devtools.browser import HeadlessChromium, OpenedPage
 from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(300)
-BENCH_OUT = Path(__file__).resolve().parent.parent / "bench" / "out"
+BENCH_OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
 
 
 def _read_keys(sandbox: Any) -> list[str]:

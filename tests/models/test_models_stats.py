@@ -1,7 +1,7 @@
 """The rate macros every mart uses (`ratio`, `pct`), run by dbt on DuckDB and on PostgreSQL.
 
 One `dbt show --inline` query per engine. The A/B test's statistics are Python (models/ab_test.py,
-tests/test_models_ab_test.py): dbt-postgres runs no Python models.
+tests/models/test_models_ab_test.py): dbt-postgres runs no Python models.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from test_sync_support import (
     api_truth,
     assert_no_duplicates,
     assert_warehouse_equals_api,
+    dlt_credentials,
     query,
     table_snapshot,
 )
@@ -26,12 +27,6 @@ from pipelines.source.shaping import campaign_fingerprint
 from pipelines.sync.run import run_sync
 
 BIG_CAP = 100_000
-
-
-def dlt_credentials(pg_dsn: str) -> str:
-    """The fixture's URL with a password: dlt's PostgreSQL credentials require one (the test server
-    trusts loopback connections and ignores it)."""
-    return pg_dsn.replace("postgresql://postgres@", "postgresql://postgres:unused@", 1)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from dashboard.metrics import (
 )
 
 pytestmark = pytest.mark.timeout(240)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

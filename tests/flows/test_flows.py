@@ -308,7 +308,7 @@ def test_prefect_yaml_deployments_register_and_the_no_overlap_limits_hold(prefec
     from flows.deployments import build_deployments, ensure_concurrency_limits, load_prefect_yaml
     from flows.run_lock import SYNC_LIMIT, WRITER_TAG, exclusive_sync_run
 
-    config = load_prefect_yaml(Path(__file__).resolve().parents[1] / "prefect.yaml")
+    config = load_prefect_yaml(Path(__file__).resolve().parents[2] / "prefect.yaml")
     ids = {d.name: d.apply() for d in build_deployments(config)}
     ensure_concurrency_limits(config)
     try:

@@ -21,7 +21,7 @@ from doc_blocks import as_run_here, doc_block
 
 from pipelines.warehouse import demo_guard
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 

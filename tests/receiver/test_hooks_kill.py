@@ -36,7 +36,7 @@ def test_sigkill_mid_burst_loses_no_acknowledged_event_and_loads_nothing_torn(tm
     spool_dir = tmp_path / "spool"
     port = free_port()
     url = f"http://127.0.0.1:{port}/webhooks"
-    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[1])
+    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[2])
     acked: set[str] = set()
     sent = 0
     lock = threading.Lock()
@@ -86,7 +86,7 @@ def test_sigkill_mid_burst_loses_no_acknowledged_event_and_loads_nothing_torn(tm
     assert not list(spool_dir.glob("*.jsonl.open")) and not list(spool_dir.glob("*.jsonl"))  # sealed, loaded, done
 
     # A restarted receiver on the same spool keeps going; a second load adds only the new event.
-    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[1])
+    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[2])
     try:
         body = json.dumps(payload(email="after@example.com")).encode()
         assert httpx.post(url, content=body, headers=signed(body)).status_code == 200

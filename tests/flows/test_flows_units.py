@@ -24,14 +24,14 @@ from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from pipelines.core.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
 from pipelines.warehouse.lock import lock_path_for, warehouse_writer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- prefect.yaml -------------------------------------------------------------------------
 
 
 def test_prefect_yaml_deploys_module_entrypoints_with_the_worker_side_pull_step() -> None:
-    """What `prefect deploy` reads (tests/test_flows_workpool.py runs it against a real server)."""
+    """What `prefect deploy` reads (tests/flows/test_flows_workpool.py runs it against a real server)."""
     config = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     assert config["pull"] == [{"flows.pull_steps.enter_outreach_home": {}}]
     assert sorted(d["name"] for d in config["deployments"]) == ["batch", "full", "quick", "speed-to-lead"]

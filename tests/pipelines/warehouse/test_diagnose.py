@@ -29,7 +29,7 @@ from pipelines.warehouse.diagnose import (
 from pipelines.warehouse.duckdb_file import lock_holder, storage_number
 
 PYTHON = sys.executable
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @contextlib.contextmanager

@@ -25,10 +25,16 @@ from typing import Any
 
 import pytest
 from doc_blocks import doc_block
-from test_sync_postgres import dlt_credentials
-from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
+from test_sync_support import (
+    admin_keys,
+    api_truth,
+    assert_no_duplicates,
+    assert_warehouse_equals_api,
+    dlt_credentials,
+    query,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 PRODUCT_DIRS = ("flows", "pipelines", "models", "receiver", "sandbox", "dashboard")
 

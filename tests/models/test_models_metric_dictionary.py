@@ -9,7 +9,7 @@ import yaml
 
 from models.metric_docs import DICTIONARY, RENDERED, block_name, load, render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARTS = ROOT / "models" / "marts" / "marts.yml"
 _DOC = re.compile(r"doc\('(metric_[a-z0-9_]+)'\)")
 
