@@ -1,4 +1,5 @@
-"""One function per chart: a tidy frame from :mod:`dashboard.metrics` in, a plotly figure out.
+"""One function per campaign-grain chart: a tidy frame from :mod:`dashboard.metrics` in, a plotly figure out
+(the workspace-grain ones are in :mod:`dashboard.workspace_charts`, the shared look in :mod:`dashboard.chart_style`).
 
 Figures carry their data and layout only; the page adds the shared template once. Every
 figure gets the same layout keys (title, annotations, height), so a scope's figure can be
@@ -8,74 +9,17 @@ stored as the difference from the first scope's.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from dashboard.metrics import MIN_SAMPLE, WEEKDAYS
-
-TEMPLATE = "plotly_white"
-FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
-BLUE, GREEN, RED, GREY, GOLD, AMBER, DARK = "#3b6fb6", "#2e9e6a", "#d1495b", "#9aa5b1", "#e0a100", "#f0a35e", "#4a5561"
-CLASS_COLOURS = {
-    "positive": GREEN,
-    "neutral": GREY,
-    "negative": RED,
-    "auto_reply": "#b8c4d6",
-    "bounce": DARK,
-    "unclassified": AMBER,
-}
-
-
-def _layout(height: int, note: str = "", **extra: Any) -> dict[str, Any]:
-    """The layout keys every figure sets (a note is the small title under the chart's heading)."""
-    return {
-        "template": {},  # the page applies TEMPLATE once (a named template costs ~20 ms per figure)
-        "height": height,
-        "margin": {"l": 60, "r": 30, "t": 40 if note else 16, "b": 40},
-        "font": {"family": FONT, "size": 12},
-        "title": {"text": note, "font": {"size": 12, "color": "#5b6673"}, "x": 0.01, "xanchor": "left"},
-        "annotations": [],
-        "showlegend": True,
-        **extra,
-    }
-
-
-DAY_MS = 86_400_000
-
-
-def _day_ticks(days: list[str]) -> dict[str, Any]:
-    """Date-axis ticks: one per day for short spans (no 12:00 ticks between days), plotly's choice beyond."""
-    if not days:
-        return {}
-    span = (pd.Timestamp(max(days)) - pd.Timestamp(min(days))).days
-    return {"dtick": DAY_MS if span <= 14 else None, "tickformat": "%b %-d" if span <= 14 else None}
-
-
-def _empty(fig: go.Figure, message: str) -> go.Figure:
-    """The chart with its axes hidden and one note saying why it is empty."""
-    fig.layout.annotations = [
-        {
-            "text": message,
-            "showarrow": False,
-            "xref": "paper",
-            "yref": "paper",
-            "x": 0.5,
-            "y": 0.5,
-            "font": {"size": 14, "color": "#5b6673"},
-        }
-    ]
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return fig
+from dashboard.chart_style import AMBER, BLUE, CLASS_COLOURS, DARK, GOLD, GREEN, GREY, day_ticks, empty, layout
 
 
 def kpi_figure(tiles: pd.DataFrame) -> go.Figure:
     """The overview's KPI tiles, one number each."""
     fig = go.Figure(
-        layout=_layout(
+        layout=layout(
             150,
             grid={"rows": 1, "columns": len(tiles), "pattern": "independent"},
             showlegend=False,
@@ -106,9 +50,9 @@ def kpi_figure(tiles: pd.DataFrame) -> go.Figure:
 
 def funnel_figure(stages: pd.DataFrame) -> go.Figure:
     """Recipients contacted, replied, replied as a person and positive: each stage a subset of the one before."""
-    fig = go.Figure(layout=_layout(320, showlegend=False, margin={"l": 130, "r": 30, "t": 16, "b": 20}))
+    fig = go.Figure(layout=layout(320, showlegend=False, margin={"l": 130, "r": 30, "t": 16, "b": 20}))
     if int(stages["count_recipients"].iloc[0]) == 0:
-        return _empty(fig, "nobody contacted yet")
+        return empty(fig, "nobody contacted yet")
     fig.add_trace(
         go.Funnel(
             y=list(stages["stage"]),
@@ -124,7 +68,7 @@ def funnel_figure(stages: pd.DataFrame) -> go.Figure:
 def daily_figure(series: pd.DataFrame) -> go.Figure:
     """Messages sent (bars) and replies received (lines) per day, over the whole kept history."""
     fig = go.Figure(
-        layout=_layout(
+        layout=layout(
             340,
             xaxis={"type": "date", "title": {"text": "UTC day"}},
             yaxis={"title": {"text": "messages sent"}, "rangemode": "tozero"},
@@ -140,7 +84,7 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
         )
     )
     if series.empty:
-        return _empty(fig, "no sends or replies yet")
+        return empty(fig, "no sends or replies yet")
     days = [str(day) for day in series["activity_date"]]
     # an unobserved day is NaN: plotly leaves its bar out (a gap), never a 0
     sent = [None if pd.isna(v) else float(v) for v in series["count_sent"]]
@@ -165,7 +109,7 @@ def daily_figure(series: pd.DataFrame) -> go.Figure:
             line={"color": GREEN, "width": 2},
         )
     )
-    fig.update_xaxes(**_day_ticks(days))
+    fig.update_xaxes(**day_ticks(days))
     return fig
 
 
@@ -188,7 +132,7 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
         f"{shown} of {ab} A/B campaigns (most messages sent first); pick a campaign to see its own" if several else ""
     )
     fig = go.Figure(
-        layout=_layout(
+        layout=layout(
             max(180, 90 + 26 * len(rows)),
             note,
             showlegend=False,
@@ -198,7 +142,7 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
         )
     )
     if rows.empty:
-        return _empty(fig, "no A/B test here (one subject line per campaign)")
+        return empty(fig, "no A/B test here (one subject line per campaign)")
     rate, low, high = (rows[c].fillna(0.0) for c in ("rate_pct", "ci_low", "ci_high"))
     winner, small = rows["is_winner"].astype(bool), rows["is_small"].astype(bool)
     n = rows["estimated_recipients"].astype("Int64")
@@ -241,88 +185,10 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     return fig
 
 
-_MAILBOX_METRICS = (
-    ("reputation_score", "reputation"),
-    ("warmup_health_score", "warmup health"),
-    ("max_utilisation_pct", "utilisation %"),
-)
-
-
-def mailbox_figure(series: pd.DataFrame) -> go.Figure:
-    """Reputation, warmup health and utilisation per day, one row each (mean and range for many mailboxes)."""
-    fig = make_subplots(
-        rows=3,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.07,
-        subplot_titles=[title for _, title in _MAILBOX_METRICS],
-    )
-    titles = list(fig.layout.annotations)
-    fig.update_layout(_layout(520, legend={"orientation": "h", "y": -0.08, "x": 0}))
-    fig.update_layout(annotations=titles)
-    if series.empty:
-        return _empty(fig, "no mailbox history yet")
-    names = list(dict.fromkeys(series["series"]))
-    palette = [BLUE, GREEN, RED, GOLD, "#7b5ea7", AMBER, DARK, "#2aa1b3"]
-    for row, (metric, _) in enumerate(_MAILBOX_METRICS, start=1):
-        part = series[series["metric"] == metric]
-        for index, name in enumerate(names):
-            line = part[part["series"] == name]
-            if line.empty:
-                continue
-            days = [str(day) for day in line["activity_date"]]
-            colour = palette[index % len(palette)]
-            if line["high"].notna().any():
-                fig.add_trace(
-                    go.Scatter(
-                        x=days,
-                        y=line["high"].to_numpy(),
-                        mode="lines",
-                        line={"width": 0},
-                        showlegend=False,
-                        hoverinfo="skip",
-                        legendgroup=name,
-                    ),
-                    row=row,
-                    col=1,
-                )
-                fig.add_trace(
-                    go.Scatter(
-                        x=days,
-                        y=line["low"].to_numpy(),
-                        mode="lines",
-                        line={"width": 0},
-                        fill="tonexty",
-                        fillcolor="rgba(59,111,182,0.15)",
-                        name="min to max",
-                        showlegend=row == 1,
-                        legendgroup="range",
-                    ),
-                    row=row,
-                    col=1,
-                )
-            fig.add_trace(
-                go.Scatter(
-                    x=days,
-                    y=line["value"].to_numpy(),
-                    mode="lines+markers",
-                    name=name,
-                    line={"color": colour, "width": 2},
-                    marker={"size": 5},
-                    legendgroup=name,
-                    showlegend=row == 1,
-                ),
-                row=row,
-                col=1,
-            )
-    fig.update_xaxes(type="date", **_day_ticks([str(day) for day in series["activity_date"]]))
-    return fig
-
-
 def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
     """Reply messages per class (or per reply_type, green when it counts as positive)."""
     fig = go.Figure(
-        layout=_layout(
+        layout=layout(
             320,
             showlegend=False,
             yaxis={"title": {"text": "reply messages"}, "rangemode": "tozero"},
@@ -330,7 +196,7 @@ def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
         )
     )
     if classes.empty:
-        return _empty(fig, "no replies yet")
+        return empty(fig, "no replies yet")
     if by_class:
         colours = [CLASS_COLOURS.get(str(c), AMBER) for c in classes["reply_class"]]
     else:
@@ -344,55 +210,6 @@ def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
             textposition="outside",
             cliponaxis=False,
             name="replies",
-        )
-    )
-    return fig
-
-
-def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
-    """Human reply rate by weekday (rows, Monday first) and hour (columns); blank cells had no sends, grey cells
-    too few to read (their n shown)."""
-    fig = go.Figure(
-        layout=_layout(
-            300,
-            showlegend=False,
-            xaxis={"title": {"text": "hour"}, "dtick": 2},
-            yaxis={"autorange": "reversed", "type": "category"},
-        )
-    )
-    if int(grid["sends"].sum()) == 0:
-        return _empty(fig, "no sends yet")
-    table = grid.pivot(index="weekday", columns="hour", values="human_reply_rate").reindex(range(1, 8))
-    sends = grid.pivot(index="weekday", columns="hour", values="sends").reindex(range(1, 8))
-    small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8)).astype(bool)
-    z = [[None if pd.isna(v) else float(v) for v in row] for row in table.where(~small).to_numpy()]
-    fig.add_trace(
-        go.Heatmap(
-            z=z,
-            x=list(range(24)),
-            y=list(WEEKDAYS),
-            customdata=sends.to_numpy(),
-            colorscale="Blues",
-            zmin=0,
-            colorbar={"title": {"text": "%"}},
-            hoverongaps=False,
-            hovertemplate=f"%{{y}} %{{x}}:00<br>{rate_label} %{{z:.2f}}%<br>sends %{{customdata}}<extra></extra>",
-            name=rate_label,
-        )
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=[[1.0 if flag else None for flag in row] for row in small.to_numpy()],
-            x=list(range(24)),
-            y=list(WEEKDAYS),
-            text=("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
-            texttemplate="%{text}",
-            textfont={"size": 9, "color": DARK},
-            colorscale=[[0, "#e4e8ec"], [1, "#e4e8ec"]],
-            showscale=False,
-            hoverongaps=False,
-            hovertemplate="%{y} %{x}:00<br>%{text}: too few to read<extra></extra>",
-            name=f"under {MIN_SAMPLE}",
         )
     )
     return fig

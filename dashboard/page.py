@@ -22,7 +22,7 @@ import plotly.io as pio
 from plotly.offline import get_plotlyjs
 from plotly.utils import PlotlyJSONEncoder
 
-from dashboard.charts import TEMPLATE
+from dashboard.chart_style import TEMPLATE
 
 if TYPE_CHECKING:
     from dashboard.data import ReportData

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from dashboard import charts, metrics
+from dashboard import charts, metrics, workspace_charts
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
@@ -83,7 +83,7 @@ CHARTS: tuple[Chart, ...] = (
             f"Reputation, warmup health (mailboxes with warmup on) and utilisation per day "
             f"(reporting.mailbox_daily); more than {metrics.MAX_MAILBOX_LINES} mailboxes: their mean and range."
         ),
-        lambda d: charts.mailbox_figure(metrics.mailbox_series(d.mailbox_daily)),
+        lambda d: workspace_charts.mailbox_figure(metrics.mailbox_series(d.mailbox_daily)),
         workspace_grain=True,
     ),
     Chart(
@@ -97,7 +97,7 @@ CHARTS: tuple[Chart, ...] = (
             else "Share of leads who replied, by the UTC weekday and hour of their last contact "
             "(reporting.lead_engagement; send-time performance comes with a later models release)."
         ),
-        lambda d: charts.send_time_figure(metrics.send_time_grid(d.send_times), _rate_label(d)),
+        lambda d: workspace_charts.send_time_figure(metrics.send_time_grid(d.send_times), _rate_label(d)),
         workspace_grain=True,
     ),
 )
