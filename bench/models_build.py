@@ -69,12 +69,12 @@ def _child_runner(path: str) -> None:
 def _child_dbt(path: str) -> None:
     from bench.peak import peak_rss_mb
     from models.build import build
-    from models.settings import resolve_target
+    from models.settings import dbt_state_dir, resolve_target
 
     imported = _process_age()
     report = build(path, publish=False)
     wall = _process_age()
-    phases = _dbt_phases(resolve_target(path).state_dir / "logs" / "dbt.log")
+    phases = _dbt_phases(dbt_state_dir(resolve_target(path)) / "logs" / "dbt.log")
     marts = {m.name: round(m.seconds, 2) for m in report.models if m.kind == "table"}
     hook = sum(r.seconds for r in report.results if r.resource_type == "operation")
     print(json.dumps({

@@ -18,7 +18,7 @@ from flows.cli_hooks import hooks_app
 from flows.errors import OneLineErrors, fail, fail_explained
 
 if TYPE_CHECKING:
-    from models.settings import WarehouseTarget
+    from pipelines.warehouse.destination import Warehouse
 
 
 app = typer.Typer(
@@ -143,7 +143,7 @@ def check(
         raise typer.Exit(1)
 
 
-def _model_target(duckdb: Path | None, destination: Destination | None) -> WarehouseTarget:
+def _model_target(duckdb: Path | None, destination: Destination | None) -> Warehouse:
     """The warehouse `outreach models` / `outreach docs` work on (the sync's settings unless given)."""
     from models.settings import resolve_target
 
@@ -152,17 +152,14 @@ def _model_target(duckdb: Path | None, destination: Destination | None) -> Wareh
     return resolve_target(duckdb, destination.value if destination else None)
 
 
-def _writer_lock(target: WarehouseTarget, holder: str) -> contextlib.AbstractContextManager[object]:
+def _writer_lock(target: Warehouse, holder: str) -> contextlib.AbstractContextManager[object]:
     """The one warehouse lock (`pipelines.warehouse.lock`), exclusive: the build waits for a running sync (saying
     for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
     from pipelines.core.config import resolve_settings
-    from pipelines.warehouse.destination import warehouse_target
     from pipelines.warehouse.lock import warehouse_writer
 
-    settings = resolve_settings()
-    warehouse = warehouse_target(settings, duckdb_path=target.duckdb_path, destination=target.destination)
     notify = lambda line: typer.echo(line, err=True)  # noqa: E731
-    return warehouse_writer(warehouse, what="model build", timeout_s=settings.lock_timeout_s, notify=notify)
+    return warehouse_writer(target, what="model build", timeout_s=resolve_settings().lock_timeout_s, notify=notify)
 
 
 @app.command()
@@ -203,9 +200,9 @@ def status(
 def _last_freshness(duckdb: Path | None, destination: str) -> dict[str, Any] | None:
     """The last model build's `dbt source freshness` outcome for this warehouse (models.freshness), as JSON."""
     from models.freshness import read_freshness
-    from models.settings import WarehouseTarget
+    from pipelines.warehouse.destination import Warehouse
 
-    report = read_freshness(WarehouseTarget(destination=destination, duckdb_path=duckdb))
+    report = read_freshness(Warehouse(destination=destination, duckdb_path=duckdb))
     return None if report is None else report.to_dict()
 
 
@@ -226,7 +223,7 @@ def models(
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
             step = after_build_step(target)  # the alert rules, before the BI file is published
-            report = build(target.duckdb_path, destination=target.destination, publish=publish, before_publish=step)
+            report = build(target, publish=publish, before_publish=step)
     except BuildFailed as exc:
         for line in exc.problems:
             typer.echo(f"error: {line}", err=True)

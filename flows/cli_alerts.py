@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from models.settings import WarehouseTarget
+    from pipelines.warehouse.destination import Warehouse
 
 alerts_app = typer.Typer(
     help="Alert incidents (reporting.alert_incidents), their notifications and the deliverability guard.",
@@ -148,14 +148,12 @@ def replies(
     typer.echo(f"{run.events_loaded} event(s) loaded; {run.summary()}")
 
 
-def after_build_step(target: WarehouseTarget) -> Callable[[], None]:
+def after_build_step(target: Warehouse) -> Callable[[], None]:
     """`outreach models`' step between a passing build and the BI publish: evaluate the rules, say one line."""
 
     def step() -> None:
         from alerts import after_build
-        from pipelines.warehouse.destination import warehouse_target
 
-        warehouse = warehouse_target(duckdb_path=target.duckdb_path, destination=target.destination)
-        typer.echo(after_build(warehouse, echo=lambda line: typer.echo(line, err=True)), err=True)
+        typer.echo(after_build(target, echo=lambda line: typer.echo(line, err=True)), err=True)
 
     return step

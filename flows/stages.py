@@ -48,9 +48,7 @@ def build_models(target: Warehouse) -> Any:
     """
     from models.build import build
 
-    if target.duckdb_path is not None:
-        return build(duckdb_path=target.duckdb_path, publish=False)
-    return build(destination=target.destination, publish=False)
+    return build(target, publish=False)
 
 
 def evaluate_alerts(target: Warehouse) -> str:

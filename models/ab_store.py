@@ -18,8 +18,9 @@ import pandas as pd
 
 from models.ab_test import COLUMNS, variant_tests
 from models.errors import WarehouseError
-from models.settings import PostgresTarget, WarehouseTarget
+from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
+from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +58,13 @@ _TYPES = {
 _COLUMNS_DDL = ", ".join(f"{c} {_TYPES[c]}" for c in COLUMNS)
 
 
-def write_variant_tests(target: WarehouseTarget) -> int:
+def write_variant_tests(target: Warehouse) -> int:
     """Compute and store the per-variant statistics; returns the number of variants."""
     try:
         if target.duckdb_path is not None:
             return _write_duckdb(target.duckdb_path)
-        if target.postgres is not None:
-            return _write_postgres(target.postgres)
+        if target.is_postgres:
+            return _write_postgres(postgres_target(target))
     except (duckdb.Error, OSError) as exc:
         raise WarehouseError(f"the A/B statistics could not be stored in {target.label}: {one_line(exc)}") from exc
     return 0

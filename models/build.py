@@ -21,8 +21,9 @@ from models.freshness import check_freshness
 from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
-from models.settings import WarehouseTarget, resolve_target
+from models.settings import dbt_state_dir, resolve_target
 from pipelines.core.root_cause import one_line
+from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ ATOMIC_VARS = {"atomic_build": True}
 
 
 def build(
-    duckdb_path: str | Path | None = None,
+    warehouse: Warehouse | str | Path | None = None,
     *,
     destination: str | None = None,
     publish: bool = True,
@@ -40,6 +41,9 @@ def build(
 ) -> BuildReport:
     """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
     `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
+
+    `warehouse`: the one the caller resolved, or a DuckDB path (None: the configured warehouse, or
+    `destination`).
 
     `before_publish` runs after a passing build, before the BI file is published (the caller's step that
     writes to `reporting` too, such as the alert incidents, so the BI file has them).
@@ -51,7 +55,7 @@ def build(
     (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
     reporting tables and the BI file are unchanged. PublishError: the build passed, the BI file is the old one.
     """
-    target = resolve_target(duckdb_path, destination)
+    target = warehouse if isinstance(warehouse, Warehouse) else resolve_target(warehouse, destination)
     check_warehouse(target)
     write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
     variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
@@ -80,14 +84,14 @@ def build(
 
 
 def run_build(
-    target: WarehouseTarget, project_dir: Path = PROJECT_DIR, dbt_vars: dict[str, Any] | None = None
+    target: Warehouse, project_dir: Path = PROJECT_DIR, dbt_vars: dict[str, Any] | None = None
 ) -> BuildReport:
     """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
     outcome = invoke(["build"], target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
     return report_from(outcome, target)
 
 
-def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
+def report_from(outcome: Invocation, target: Warehouse) -> BuildReport:
     samples = _samples(outcome.notes)
     report = BuildReport(target=target.label, warnings=list(outcome.warnings), seconds=outcome.seconds)
     for result in outcome.results:
@@ -112,7 +116,7 @@ def report_from(outcome: Invocation, target: WarehouseTarget) -> BuildReport:
     elif not outcome.success and not any(r.failed for r in report.results):
         report.error = (
             "dbt reported a failure without a failing node (see the dbt log under "
-            + str(target.state_dir / "logs")
+            + str(dbt_state_dir(target) / "logs")
             + ")"
         )
     return report

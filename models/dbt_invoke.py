@@ -1,7 +1,7 @@
 """Run a dbt command on the project through dbt's programmatic runner (`dbtRunner`), never a subprocess.
 
 The profile is models/profiles.yml; the warehouse comes in as the environment variables it reads
-(`WarehouseTarget.dbt_env`), set for the duration of the run only. dbt's console output is off: the
+(`models.settings.dbt_env`), set for the duration of the run only. dbt's console output is off: the
 results, warnings and our hook's notes are collected from dbt's events and result objects.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from models import PROJECT_DIR
-from models.settings import WarehouseTarget
+from models.settings import dbt_env, dbt_state_dir
+from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class Invocation:
 
 def invoke(
     command: list[str],
-    target: WarehouseTarget,
+    target: Warehouse,
     *,
     dbt_vars: dict[str, Any] | None = None,
     target_dir: str = "target",
@@ -51,7 +52,7 @@ def invoke(
     """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node."""
     from dbt.cli.main import dbtRunner
 
-    state = target.state_dir
+    state = dbt_state_dir(target)
     args = [
         *command,
         "--project-dir", str(project_dir),
@@ -73,7 +74,7 @@ def invoke(
             outcome.notes.append(str(event.info.msg)[len(_NOTE_PREFIX) :])
 
     started = time.perf_counter()
-    with _RUN_LOCK, _environment(target.dbt_env()):
+    with _RUN_LOCK, _environment(dbt_env(target)):
         state.mkdir(parents=True, exist_ok=True)
         try:
             result = dbtRunner(callbacks=[on_event]).invoke(args)

@@ -9,26 +9,27 @@ from pathlib import Path
 from models.dbt_invoke import invoke
 from models.errors import ModelError
 from models.preflight import check_warehouse
-from models.settings import DEFAULT_DUCKDB_PATH, WarehouseTarget
+from models.settings import DEFAULT_DUCKDB_PATH, dbt_state_dir
+from pipelines.warehouse.destination import Warehouse
 
 DOCS_TARGET_DIR = "docs_target"  # its own target/ (no atomic var), so the build's partial parse stays valid
 
 
-def default_docs_dir(target: WarehouseTarget) -> Path:
+def default_docs_dir(target: Warehouse) -> Path:
     """`docs/` beside the DuckDB warehouse (data/docs/ for the default one); data/docs/ for PostgreSQL."""
     if target.duckdb_path is not None:
         return target.duckdb_path.parent / "docs"
     return DEFAULT_DUCKDB_PATH.resolve().parent / "docs"
 
 
-def generate_docs(target: WarehouseTarget, *, out_dir: Path | None = None) -> Path:
+def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     """Run `dbt docs generate --static` and place its one-file site at `<out_dir>/index.html`."""
     check_warehouse(target)
     outcome = invoke(["docs", "generate", "--static"], target, target_dir=DOCS_TARGET_DIR)
-    site = target.state_dir / DOCS_TARGET_DIR / "static_index.html"
+    site = dbt_state_dir(target) / DOCS_TARGET_DIR / "static_index.html"
     if not outcome.success or not site.exists():
         reason = " ".join(str(outcome.exception or "no static_index.html was written").split())[:400]
-        raise ModelError(f"dbt docs generate failed: {reason} (see the dbt log under {target.state_dir / 'logs'})")
+        raise ModelError(f"dbt docs generate failed: {reason} (see the dbt log under {dbt_state_dir(target) / 'logs'})")
     out = Path(out_dir or default_docs_dir(target))
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".index.html.{os.getpid()}.tmp"

@@ -22,8 +22,9 @@ from typing import Any
 from models import PROJECT_DIR
 from models.dbt_invoke import invoke
 from models.freshness_outcome import FreshnessReport, SourceFreshness
-from models.settings import WarehouseTarget
+from models.settings import dbt_state_dir
 from pipelines.core.root_cause import one_line
+from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ FRESHNESS_FILE = "source_freshness.json"
 
 
 def check_freshness(
-    target: WarehouseTarget,
+    target: Warehouse,
     *,
     dbt_vars: dict[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
@@ -46,13 +47,13 @@ def check_freshness(
     if outcome.exception is not None:
         report.error = one_line(outcome.exception)
     elif not report.sources and not outcome.success:
-        report.error = f"dbt source freshness failed (see the dbt log under {target.state_dir / 'logs'})"
+        report.error = f"dbt source freshness failed (see the dbt log under {dbt_state_dir(target) / 'logs'})"
     save_freshness(target, report)
     return report
 
 
-def save_freshness(target: WarehouseTarget, report: FreshnessReport) -> Path:
-    path = target.state_dir / FRESHNESS_FILE
+def save_freshness(target: Warehouse, report: FreshnessReport) -> Path:
+    path = dbt_state_dir(target) / FRESHNESS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(report.to_dict(), indent=1))
@@ -60,9 +61,9 @@ def save_freshness(target: WarehouseTarget, report: FreshnessReport) -> Path:
     return path
 
 
-def read_freshness(target: WarehouseTarget) -> FreshnessReport | None:
+def read_freshness(target: Warehouse) -> FreshnessReport | None:
     """The last build's freshness outcome for this warehouse, or None if no build recorded one."""
-    path = target.state_dir / FRESHNESS_FILE
+    path = dbt_state_dir(target) / FRESHNESS_FILE
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:

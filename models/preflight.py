@@ -7,19 +7,20 @@ from pathlib import Path
 import duckdb
 
 from models.errors import WarehouseError
-from models.settings import PostgresTarget, WarehouseTarget
+from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
+from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import is_duckdb_file
 
 RAW = "outreach"
 
 
-def check_warehouse(target: WarehouseTarget) -> None:
+def check_warehouse(target: Warehouse) -> None:
     """Raise WarehouseError unless the warehouse exists, holds raw `outreach` tables and can be opened."""
     if target.duckdb_path is not None:
         check_duckdb(target.duckdb_path)
-    elif target.postgres is not None:
-        check_postgres(target.postgres)
+    elif target.is_postgres:
+        check_postgres(postgres_target(target))
 
 
 def check_duckdb(path: Path) -> None:

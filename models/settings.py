@@ -25,7 +25,8 @@ DESTINATIONS = ("duckdb", "postgres")  # the destinations dbt builds on (adapter
 
 @dataclass(frozen=True)
 class PostgresTarget:
-    """PostgreSQL connection fields (holds the password: never log or repr it)."""
+    """A PostgreSQL warehouse's connection fields, as dbt's profile and psycopg2 take them (holds the password:
+    never log or repr it)."""
 
     host: str
     port: int
@@ -41,46 +42,33 @@ class PostgresTarget:
         return f"postgresql://{self.username}@{self.host}:{self.port}/{self.database}"
 
 
-@dataclass(frozen=True)
-class WarehouseTarget:
-    """One warehouse: a DuckDB file or a PostgreSQL database."""
-
-    destination: str
-    duckdb_path: Path | None = None
-    postgres: PostgresTarget | None = None
-
-    @property
-    def label(self) -> str:
-        if self.postgres is not None:
-            return self.postgres.label
-        return str(self.duckdb_path)
-
-    @property
-    def state_dir(self) -> Path:
-        """dbt's target/ and logs/ for this warehouse (kept apart per warehouse for partial parsing)."""
-        if self.duckdb_path is not None:
-            return self.duckdb_path.parent / f".{self.duckdb_path.stem}_dbt"
-        return DEFAULT_DUCKDB_PATH.resolve().parent / ".postgres_dbt"
-
-    def dbt_env(self) -> dict[str, str]:
-        """The environment variables models/profiles.yml reads for this target."""
-        env = {"SOURCES__OUTREACH__DESTINATION": self.destination}
-        if self.duckdb_path is not None:
-            env["SOURCES__OUTREACH__DUCKDB_PATH"] = str(self.duckdb_path)
-        if self.postgres is not None:
-            env.update(
-                {
-                    "DESTINATION__POSTGRES__CREDENTIALS__HOST": self.postgres.host,
-                    "DESTINATION__POSTGRES__CREDENTIALS__PORT": str(self.postgres.port),
-                    "DESTINATION__POSTGRES__CREDENTIALS__USERNAME": self.postgres.username,
-                    "DESTINATION__POSTGRES__CREDENTIALS__PASSWORD": self.postgres.password,
-                    "DESTINATION__POSTGRES__CREDENTIALS__DATABASE": self.postgres.database,
-                }
-            )
-        return env
+def dbt_state_dir(warehouse: Warehouse) -> Path:
+    """dbt's target/ and logs/ for this warehouse (kept apart per warehouse for partial parsing)."""
+    if warehouse.duckdb_path is not None:
+        return warehouse.duckdb_path.parent / f".{warehouse.duckdb_path.stem}_dbt"
+    return DEFAULT_DUCKDB_PATH.resolve().parent / ".postgres_dbt"
 
 
-def resolve_target(duckdb_path: str | Path | None = None, destination: str | None = None) -> WarehouseTarget:
+def dbt_env(warehouse: Warehouse) -> dict[str, str]:
+    """The environment variables models/profiles.yml reads for this warehouse."""
+    env = {"SOURCES__OUTREACH__DESTINATION": warehouse.destination}
+    if warehouse.duckdb_path is not None:
+        env["SOURCES__OUTREACH__DUCKDB_PATH"] = str(warehouse.duckdb_path)
+    if warehouse.is_postgres:
+        pg = postgres_target(warehouse)
+        env.update(
+            {
+                "DESTINATION__POSTGRES__CREDENTIALS__HOST": pg.host,
+                "DESTINATION__POSTGRES__CREDENTIALS__PORT": str(pg.port),
+                "DESTINATION__POSTGRES__CREDENTIALS__USERNAME": pg.username,
+                "DESTINATION__POSTGRES__CREDENTIALS__PASSWORD": pg.password,
+                "DESTINATION__POSTGRES__CREDENTIALS__DATABASE": pg.database,
+            }
+        )
+    return env
+
+
+def resolve_target(duckdb_path: str | Path | None = None, destination: str | None = None) -> Warehouse:
     """The warehouse to build: explicit arguments first, then the sync's settings.
 
     `duckdb_path` implies DuckDB. Otherwise `[sources.outreach] destination` picks duckdb (default) or
@@ -100,8 +88,8 @@ def resolve_target(duckdb_path: str | Path | None = None, destination: str | Non
     if chosen not in DESTINATIONS:
         raise ConfigError(f"unknown destination {chosen!r}: set SOURCES__OUTREACH__DESTINATION to duckdb or postgres")
     if chosen == "postgres":
-        return WarehouseTarget(destination="postgres", postgres=postgres_target(warehouse))
-    return WarehouseTarget(destination="duckdb", duckdb_path=warehouse.duckdb_path)
+        postgres_target(warehouse)  # credentials checked now, in one line, before dbt starts
+    return warehouse
 
 
 def postgres_target(warehouse: Warehouse) -> PostgresTarget:

@@ -13,7 +13,7 @@ import duckdb
 
 from models.freshness import read_freshness
 from models.freshness_outcome import FreshnessReport
-from models.settings import WarehouseTarget
+from pipelines.warehouse.destination import Warehouse
 
 
 def demo_figures(bi_path: str | Path) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def demo_summary(bi_path: str | Path, freshness: FreshnessReport | None = None) 
     f = demo_figures(bi_path)
     if freshness is None:
         warehouse = warehouse_of(bi_path).resolve()
-        freshness = read_freshness(WarehouseTarget(destination="duckdb", duckdb_path=warehouse))
+        freshness = read_freshness(Warehouse(destination="duckdb", duckdb_path=warehouse))
 
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.1f}%"

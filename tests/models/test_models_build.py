@@ -18,7 +18,7 @@ from models import PROJECT_DIR
 from models.build import build
 from models.errors import DataTestFailure, ModelBuildError, PublishError, WarehouseError
 from models.publish import publish_bi
-from models.settings import bi_path_for, resolve_target
+from models.settings import bi_path_for, dbt_state_dir, resolve_target
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -65,7 +65,8 @@ def _reporting_objects(path: Path) -> dict[str, str]:
 
 
 def _manifest(warehouse: Path) -> dict[str, object]:
-    data: dict[str, object] = json.loads((resolve_target(warehouse).state_dir / "target" / "manifest.json").read_text())
+    manifest = dbt_state_dir(resolve_target(warehouse)) / "target" / "manifest.json"
+    data: dict[str, object] = json.loads(manifest.read_text())
     return data
 
 

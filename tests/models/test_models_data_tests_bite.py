@@ -17,7 +17,7 @@ import pytest
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
 from models.dbt_invoke import invoke
-from models.settings import WarehouseTarget
+from pipelines.warehouse.destination import Warehouse
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -76,7 +76,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_test(warehouse: Path, name: str) -> tuple[str, int | None]:
-    target = WarehouseTarget(destination="duckdb", duckdb_path=warehouse)
+    target = Warehouse(destination="duckdb", duckdb_path=warehouse)
     outcome = invoke(["test", "--select", name], target)
     statuses = [(str(r.status), r.failures) for r in outcome.results if r.node.name == name]
     assert statuses, f"{name} did not run: {outcome.exception}"

@@ -14,7 +14,7 @@ import pytest
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
 from models.freshness import FRESHNESS_FILE, read_freshness
-from models.settings import resolve_target
+from models.settings import dbt_state_dir, resolve_target
 from models.summary import demo_summary
 
 pytestmark = pytest.mark.timeout(300)
@@ -73,7 +73,7 @@ def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> Non
 
     saved = read_freshness(resolve_target(path))
     assert saved is not None and saved.to_dict() == report.freshness.to_dict()
-    state = resolve_target(path).state_dir / FRESHNESS_FILE
+    state = dbt_state_dir(resolve_target(path)) / FRESHNESS_FILE
     assert json.loads(state.read_text())["sources"][0]["source"] == "campaign_daily_sends"
 
     lines = demo_summary(report.bi_path or "").splitlines()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from models.dbt_invoke import invoke
-from models.settings import PostgresTarget, WarehouseTarget
+from pipelines.warehouse.destination import Warehouse
 
 
 def _query() -> str:
@@ -32,7 +32,7 @@ def _query() -> str:
     return "\nunion all\n".join(parts)
 
 
-def _evaluate(target: WarehouseTarget) -> dict[str, float | None]:
+def _evaluate(target: Warehouse) -> dict[str, float | None]:
     outcome = invoke(["show", "--inline", _query(), "--limit", "-1"], target, target_dir="show_target")
     assert outcome.success, outcome.exception
     table = outcome.results[0].agate_table
@@ -42,12 +42,12 @@ def _evaluate(target: WarehouseTarget) -> dict[str, float | None]:
 @pytest.fixture(params=["duckdb", "postgres"])
 def values(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, float | None]:
     if request.param == "duckdb":
-        return _evaluate(WarehouseTarget(destination="duckdb", duckdb_path=tmp_path / "scratch.duckdb"))
+        return _evaluate(Warehouse(destination="duckdb", duckdb_path=tmp_path / "scratch.duckdb"))
     server: Any = request.getfixturevalue("pg_server")
-    dsn = server.create_database("stats_macros")
-    port = int(dsn.rsplit(":", 1)[1].split("/")[0])
-    pg = PostgresTarget(host="127.0.0.1", port=port, username="postgres", database="stats_macros")
-    return _evaluate(WarehouseTarget(destination="postgres", postgres=pg))
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    # the warehouse's credentials come the dlt way, as in every PostgreSQL command
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", server.create_database("stats_macros"))
+    return _evaluate(Warehouse(destination="postgres"))
 
 
 def test_pct_is_null_on_zero_denominator(values: dict[str, float | None]) -> None:
