@@ -69,8 +69,9 @@ def _pg_marts(dsn: str) -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any
     con = psycopg2.connect(dsn)
     try:
         with con.cursor() as cur:
+            # alert_incidents is the alerts' own table (written after `outreach models`), not a mart
             cur.execute("select table_name from information_schema.tables where table_schema = 'reporting' "
-                        "and table_type = 'BASE TABLE'")  # fmt: skip
+                        "and table_type = 'BASE TABLE' and table_name <> 'alert_incidents'")  # fmt: skip
             out = {}
             for (table,) in cur.fetchall():
                 cur.execute(
