@@ -56,7 +56,8 @@ def evaluate(
     echo: Echo | None = None,
 ) -> AlertRun:
     """Run the rules (`only` some of them), reconcile the incidents, deliver the notifications owed (earlier
-    failures first, then this run's transitions), and run the guard when `auto_pause` is on. `now` (the service's clock) defaults to the warehouse's newest timestamp."""
+    failures first, then this run's transitions), and run the guard when `auto_pause` is on. `now` (the
+    service's clock) defaults to the warehouse's newest timestamp."""
     cfg = settings or resolve_alert_settings()
     say = echo or (lambda line: log.info("%s", line))
     run = AlertRun()

@@ -110,7 +110,9 @@ def ensure_table(db: Db) -> None:
         if not missing:
             return
         for column in missing:
-            db.execute(f"alter table {TABLE} add column if not exists {column} {OUTBOX_COLUMNS[column].format(**types)}")
+            db.execute(
+                f"alter table {TABLE} add column if not exists {column} {OUTBOX_COLUMNS[column].format(**types)}"
+            )
         # what the older release notified counts as delivered: its outcome was recorded after the send
         db.execute(f"update {TABLE} set notified_open_at = updated_at where notified_open is not null")
         db.execute(f"update {TABLE} set notified_resolved_at = updated_at where notified_resolve is not null")
@@ -149,7 +151,8 @@ def reconcile(db: Db, findings: Iterable[Finding], evaluated: Iterable[str], now
             db.execute(
                 f"insert into {TABLE} (incident_id, rule, workspace_id, subject_type, subject_id, state, value, "
                 "threshold, volume, is_estimate, detail, subject_label, last_seen_at, updated_at, first_seen_at, "
-                "opened_at, times_opened, notify_attempts) values (?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)",
+                "opened_at, times_opened, notify_attempts) "
+                "values (?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)",
                 [iid, f.rule, f.workspace_id, f.subject_type, f.subject_id, *values, now, now],
             )
         elif row["state"] == RESOLVED:
