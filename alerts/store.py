@@ -196,6 +196,7 @@ def list_incidents(db: Db, include_all: bool = False) -> list[dict[str, Any]]:
     """Open and acknowledged incidents (every row with `include_all`), newest opening first."""
     if not db.has("reporting", "alert_incidents"):
         return []
+    ensure_table(db)  # a table an older release wrote gains the outbox's columns before they are shown
     where = "" if include_all else "where state <> 'resolved'"
     return db.dicts(f"select * from {TABLE} {where} order by opened_at desc, rule, subject_id")
 

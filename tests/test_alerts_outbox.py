@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from alerts import evaluate, resolve_alert_settings
 from alerts.db import connect
-from alerts.outbox import INTERRUPTED
-from alerts.store import incident_id
+from alerts.outbox import INTERRUPTED, owed, status
+from alerts.store import DDL, TABLE, incident_id, list_incidents
 from flows.cli import app
 from pipelines.destination import warehouse_target
 from tests.alerts_support import Sink, sink
@@ -176,3 +176,23 @@ def test_a_killed_evaluation_leaves_its_notification_owed_and_the_next_run_sends
         assert hook.titles() == [f"[outreach] OPEN {RULE}: mailbox ann@acme.test"]
         assert world.row()["notified_open_at"] is not None and world.row()["notify_attempts"] == 2
         assert world.run(hook).notified == 0 and len(hook.received) == 1
+
+
+def test_a_table_an_older_release_wrote_gains_the_outbox_and_only_what_it_never_notified_is_owed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.execute("create schema reporting")
+        con.execute(DDL.format(outbox="", double="double", ts="timestamp"))  # the table without the outbox
+        insert = (
+            f"insert into {TABLE} (incident_id, rule, subject_type, subject_id, state, opened_at, updated_at, "
+            "notified_open) values (?, 'sync_stale', 'workspace', ?, 'open', ?, ?, ?)"
+        )
+        con.execute(insert, ["told", "ws-1", T0, T0, "json://x/…: sent"])
+        con.execute(insert, ["lost", "ws-2", T0, T0, None])  # saved, then the old release crashed
+    with connect(warehouse_target(duckdb_path=path)) as db:
+        rows = {r["incident_id"]: r for r in list_incidents(db)}
+        assert {c for c in rows["told"] if c.startswith("notif")} >= {"notified_open_at", "notify_error"}
+        assert [r["incident_id"] for r in owed(db)] == ["lost"]
+    assert status(rows["told"]) == "notified: yes" and status(rows["lost"]) == "notified: no (not tried yet)"

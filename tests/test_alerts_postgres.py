@@ -85,6 +85,7 @@ def test_deliverability_on_postgres_opens_notifies_once_and_resolves(
         sync()
         out = _cli("models", *PG).output
         assert "alerts: not evaluated" not in out and "alerts: " in out, out
+        assert "(8 rules)" in out and "rules that failed" not in out, out  # every rule's SQL ran on PostgreSQL
 
         found = _incidents(pg_dsn)
         bounce = [i for (rule, _), i in found.items() if rule == "mailbox_bounce_rate"]
@@ -132,7 +133,8 @@ def test_deliverability_on_postgres_opens_notifies_once_and_resolves(
         # 29 days on, the bounces have left the window: exactly one resolve of the mailbox's incident
         sb.advance(29 * DAY)
         sync()
-        _cli("models", *PG)
+        out = _cli("models", *PG).output
+        assert "(8 rules)" in out and "rules that failed" not in out, out  # the events' JSON payload included
         found = _incidents(pg_dsn)
         assert found[("mailbox_bounce_rate", mailbox)]["state"] == "resolved"
         assert found[("campaign_bounce_rate", campaign)]["state"] == "resolved"
