@@ -1,71 +1,111 @@
-"""One connection to the warehouse for the rules, the incident store and the guard's audit.
+"""One connection to the warehouse for the rules, the incident store and the guard's audit: DuckDB or
+PostgreSQL, behind one small interface.
 
-A DuckDB warehouse is attached under the alias `warehouse`, the name dbt's profile gives it, so the staging
-views of `reporting` (which dbt wrote against that alias) bind. Queries use `?` placeholders.
+Every statement is written once, in SQL both engines run; the few differences live here, in `Dialect`
+(column types of the tables alerts create, and unnesting a JSON array). Statements use `?` placeholders on
+both. A DuckDB warehouse is attached under the alias `warehouse`, the name dbt's profile gives it, so the
+staging views of `reporting` (which dbt wrote against that alias) bind. Both run in autocommit on UTC: a row
+is saved the moment its statement returns, which the notification outbox relies on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from pipelines.core.errors import WarehouseError
+from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
 
-class Db:
-    """A DuckDB connection over the warehouse file (the only warehouse the rules' SQL is written for)."""
+@dataclass(frozen=True)
+class Dialect:
+    """What differs between the engines, and nothing else."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, label: str) -> None:
+    name: str
+    double: str  # the type of a float column
+    timestamp: str  # the type of the incident table's timestamps (UTC)
+    json_array_text: str  # set-returning: each element of the JSON array `{expr}` as text
+
+    def unnest_json_text(self, expr: str) -> str:
+        return self.json_array_text.format(expr=expr)
+
+
+# DuckDB keeps the incident table's `timestamp` columns it always had (UTC, naive), so an existing table
+# and the BI file's copy of it keep their types
+DUCKDB = Dialect("duckdb", "double", "timestamp", "unnest(from_json({expr}, '[\"VARCHAR\"]'))")
+POSTGRES = Dialect("postgres", "double precision", "timestamptz", "jsonb_array_elements_text(({expr})::jsonb)")
+
+
+class Db:
+    """A connection to the warehouse in autocommit: DuckDB's or psycopg2's."""
+
+    def __init__(self, con: Any, label: str, dialect: Dialect = DUCKDB) -> None:
         self.con = con
         self.label = label
+        self.dialect = dialect
         self._tables: set[tuple[str, str]] | None = None
 
     def has(self, schema: str, table: str) -> bool:
         if self._tables is None:
-            rows = self.con.execute(
-                "select schema_name, table_name from duckdb_tables() where database_name = 'warehouse' "
-                "union all select schema_name, view_name from duckdb_views() where database_name = 'warehouse'"
-            ).fetchall()
+            rows = self.rows(
+                "select table_schema, table_name from information_schema.tables "
+                "where table_catalog = current_database()"
+            )
             self._tables = {(str(a), str(b)) for a, b in rows}
         return (schema, table) in self._tables
 
     def columns(self, schema: str, table: str) -> set[str]:
-        rows = self.con.execute(
-            "select column_name from duckdb_columns() where database_name = 'warehouse' and schema_name = ? "
-            "and table_name = ?",
+        rows = self.rows(
+            "select column_name from information_schema.columns where table_catalog = current_database() "
+            "and table_schema = ? and table_name = ?",
             [schema, table],
-        ).fetchall()
+        )
         return {str(r[0]) for r in rows}
 
     def forget_tables(self) -> None:
         self._tables = None
 
+    def _run(self, sql: str, params: Sequence[Any]) -> Any:
+        if self.dialect is DUCKDB:
+            return self.con.execute(sql, list(params))
+        cursor = self.con.cursor()
+        # psycopg2 takes %s and reads a literal % as the start of one
+        cursor.execute(sql.replace("%", "%%").replace("?", "%s"), list(params))
+        return cursor
+
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.con.execute(sql, list(params)).fetchall()
+        return [tuple(r) for r in self._run(sql, params).fetchall()]
 
     def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        cursor = self.con.execute(sql, list(params))
+        cursor = self._run(sql, params)
         names = [d[0] for d in cursor.description or []]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.con.execute(sql, list(params)).fetchone()
+        row = self._run(sql, params).fetchone()
         return None if row is None else row[0]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
-        self.con.execute(sql, list(params))
+        self._run(sql, params)
 
 
 @contextmanager
 def connect(warehouse: Warehouse) -> Iterator[Db]:
     """The warehouse, opened for reading and writing; WarehouseError naming the fix when it cannot be."""
+    if warehouse.is_postgres:
+        with _postgres(warehouse) as db:
+            yield db
+        return
     if warehouse.duckdb_path is None:
-        raise WarehouseError(f"alerts run on a DuckDB warehouse; {warehouse.label} is not one yet (see README, Alerts)")
+        raise WarehouseError(
+            f"alerts run on a DuckDB or PostgreSQL warehouse; {warehouse.label} is neither (see README, Alerts)"
+        )
     path = Path(warehouse.duckdb_path)
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `outreach sync` and `outreach models` first")
@@ -80,5 +120,22 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
         raise WarehouseError(f"cannot open warehouse {path} for alerts: {str(exc).splitlines()[0]}") from exc
     try:
         yield Db(con, str(path))
+    finally:
+        con.close()
+
+
+@contextmanager
+def _postgres(warehouse: Warehouse) -> Iterator[Db]:
+    import psycopg2
+
+    try:
+        con = warehouse.connect()
+    except psycopg2.Error as exc:  # libpq's message names host and database, never the password
+        raise WarehouseError(f"cannot connect to {warehouse.label} for alerts: {one_line(exc)}") from exc
+    try:
+        con.autocommit = True
+        with con.cursor() as cursor:
+            cursor.execute("set time zone 'UTC'")
+        yield Db(con, warehouse.label, POSTGRES)
     finally:
         con.close()

@@ -34,8 +34,8 @@ create table if not exists {TABLE} (
     rule varchar,
     incident_id varchar,
     incident_opened_at timestamptz,
-    value double,
-    threshold double,
+    value {{double}},
+    threshold {{double}},
     reason varchar,
     outcome varchar
 )
@@ -48,7 +48,7 @@ def candidates(db: Db) -> list[dict[str, Any]]:
     """Open bounce-rate incidents not yet paused in their current opening, oldest opening first."""
     if not db.has("reporting", "alert_incidents"):
         return []
-    db.execute(DDL)
+    _ensure_table(db)
     rules = ", ".join(f"'{r}'" for r in PAUSES)
     return db.dicts(
         f"select i.* from {INCIDENTS} i where i.state = 'open' and i.rule in ({rules}) and not exists ("
@@ -117,8 +117,12 @@ def _reason(inc: dict[str, Any]) -> str:
     return f"{inc['rule']} {float(inc['value']):.2%} > {float(inc['threshold']):.2%} ({inc.get('detail') or ''})"
 
 
+def _ensure_table(db: Db) -> None:
+    db.execute(DDL.format(double=db.dialect.double))
+
+
 def _record(db: Db, inc: dict[str, Any], outcome: str) -> None:
-    db.execute(DDL)
+    _ensure_table(db)
     now = datetime.now(UTC)
     action_id = hashlib.sha256(f"{inc['incident_id']}{now.isoformat()}".encode()).hexdigest()[:16]
     db.execute(

@@ -18,7 +18,7 @@ _BOUNCES = """
         where bounced_at > ? and bounced_at <= ?
     ),
     bounce_events as (
-        select lead_id, campaign_id, json_extract_string(data, '$.email_account_id') as mailbox_id
+        select lead_id, campaign_id, data ->> 'email_account_id' as mailbox_id
         from outreach.events where event = 'lead.bounced' and created_at > ? and created_at <= ?
     ),
     bounces as (
@@ -45,8 +45,8 @@ def _campaign_mailboxes(db: Db) -> str:
     `email_account_ids` where the service returns them (the API's documented response does not list them);
     else the mailboxes its replies arrived at, the only other trace of who sent it."""
     if "email_account_ids" in db.columns("outreach", "campaigns"):
-        return """
-        select id as campaign_id, workspace_id, unnest(from_json(email_account_ids, '["VARCHAR"]')) as mailbox_id
+        return f"""
+        select id as campaign_id, workspace_id, {db.dialect.unnest_json_text("email_account_ids")} as mailbox_id
         from outreach.campaigns where _dlt_valid_to is null"""
     return """
         select distinct campaign_id, workspace_id, email_account_id as mailbox_id from reporting.stg_replies

@@ -2,7 +2,8 @@
 
 A failing target (refused, timed out, an error status) is retried `notify_retries` times, then logged in one
 line that names the target by scheme and host only (its URL may hold a token), and the outcome is returned for
-the incident's row: a notification never fails the sync or the build. The Prefect events
+the incident's row: a notification never fails the sync or the build, and stays owed until a later evaluation
+delivers it (`alerts/outbox.py`). The Prefect events
 `outreach.alert.opened` / `outreach.alert.resolved` carry the rule and the subject as related resources, so a
 Prefect automation can act on them (README, "Alerts").
 """
@@ -106,14 +107,20 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{float(value):.4g}"
 
 
+def prefect_configured() -> bool:
+    """A Prefect API to send events to (PREFECT_API_URL, set in served and deployed runs)."""
+    from prefect.settings import PREFECT_API_URL
+
+    return bool(PREFECT_API_URL.value())
+
+
 def emit_prefect_event(kind: str, incident: dict[str, Any]) -> bool:
     """`outreach.alert.opened|resolved` with the incident as resource and the rule and subject as related
     resources; False (logged once) when Prefect cannot take it. Never raises. Only with a Prefect API to send to
     (PREFECT_API_URL, set in served and deployed runs): without one, Prefect would start a temporary server."""
     from prefect.events import emit_event
-    from prefect.settings import PREFECT_API_URL
 
-    if not PREFECT_API_URL.value():
+    if not prefect_configured():
         log.debug("alerts: no PREFECT_API_URL, no Prefect event for %s", incident["rule"])
         return False
 

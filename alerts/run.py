@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from alerts import guard, notify, rules, store
+from alerts import guard, outbox, rules, store
 from alerts.db import connect
 from alerts.settings import AlertSettings, resolve_alert_settings
 from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.diagnose import explain
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +34,16 @@ class AlertRun:
     errors: list[str] = field(default_factory=list)  # rule: reason, one line each
     paused: int = 0
     events_loaded: int = 0  # webhook events loaded just before (the speed-to-lead loop)
+    notified: int = 0  # notifications delivered to every target (owed ones from earlier runs included)
+    owed: int = 0  # notifications still owed: a target failed, the next evaluation retries them
 
     def summary(self) -> str:
         text = (
             f"alerts: {len(self.opened)} opened, {len(self.resolved)} resolved, {self.findings} in breach "
             f"({len(self.evaluated)} rules)"
         )
+        if self.owed:
+            text += f"; {self.owed} notification(s) owed (`outreach alerts` says why; the next run retries)"
         return text + (f"; rules that failed: {'; '.join(self.errors)}" if self.errors else "")
 
 
@@ -51,8 +56,9 @@ def evaluate(
     guard_run: bool = True,
     echo: Echo | None = None,
 ) -> AlertRun:
-    """Run the rules (`only` some of them), reconcile the incidents, notify each transition once, and run the
-    guard when `auto_pause` is on. `now` (the service's clock) defaults to the warehouse's newest timestamp."""
+    """Run the rules (`only` some of them), reconcile the incidents, deliver the notifications owed (earlier
+    failures first, then this run's transitions), and run the guard when `auto_pause` is on. `now` (the
+    service's clock) defaults to the warehouse's newest timestamp."""
     cfg = settings or resolve_alert_settings()
     say = echo or (lambda line: log.info("%s", line))
     run = AlertRun()
@@ -67,17 +73,16 @@ def evaluate(
             try:
                 findings.extend(rules.REGISTRY[name](db, cfg, run.now))
             except Exception as exc:  # noqa: BLE001 - a broken rule leaves its incidents as they are, said in one line
-                run.errors.append(f"{name}: {_first_line(exc)}")
-                log.warning("alerts: rule %s could not run: %s", name, _first_line(exc))
+                run.errors.append(f"{name}: {explain(exc)}")
+                log.warning("alerts: rule %s could not run: %s", name, explain(exc))
                 continue
             run.evaluated.append(name)
         run.findings = len(findings)
         for transition in store.reconcile(db, findings, run.evaluated, run.now):
             (run.opened if transition.kind == "opened" else run.resolved).append(transition.incident)
-            title, body = notify.message(transition.kind, transition.incident)
-            deliveries = notify.notify_all(title, body, cfg)
-            store.record_notification(db, transition, notify.outcome(deliveries))
-            notify.emit_prefect_event(transition.kind, transition.incident)
+        # saved first, sent after: what a crash or a refusing target leaves owed goes out on the next run
+        delivered = outbox.deliver(db, cfg)
+        run.notified, run.owed = len(delivered.sent), delivered.owed
         if guard_run and cfg.auto_pause and (only is None or "mailbox_bounce_rate" in only):
             from pipelines.core.config import resolve_settings
 
@@ -90,7 +95,7 @@ def after_build(warehouse: Warehouse, echo: Echo | None = None) -> str:
     try:
         return evaluate(warehouse, echo=echo).summary()
     except Exception as exc:  # noqa: BLE001 - alerting must not fail the build; the line says why it did not run
-        line = f"alerts: not evaluated: {_first_line(exc)}"
+        line = f"alerts: not evaluated: {explain(exc)}"
         log.warning("%s", line)
         return line
 
@@ -100,11 +105,3 @@ def after_events(warehouse: Warehouse, service_clock: datetime | None = None, ec
     is the service's clock read from the API (its HTTP Date), so an unread reply ages even when no event
     follows it."""
     return evaluate(warehouse, only=["positive_reply_waiting"], now=service_clock, guard_run=False, echo=echo)
-
-
-def _first_line(exc: BaseException) -> str:
-    from pipelines.warehouse.diagnose import root_cause
-
-    root = root_cause(exc)
-    text = str(root).strip().splitlines()
-    return f"{type(root).__name__}: {text[0]}" if text else type(root).__name__

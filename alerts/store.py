@@ -5,6 +5,10 @@ acknowledged row whose rule no longer finds its subject is resolved. Only these 
 an incident is announced once when it opens and once when it resolves, never on every run. A rule that
 could not run (`evaluated` leaves it out) changes none of its rows. dbt keeps this table across builds
 (var `kept_relations`), and its test `alert_incidents_one_open` checks one open row per rule and subject.
+
+A transition is saved before anything is sent, with its notification owed (`notified_open_at` or
+`notified_resolved_at` empty): `alerts/outbox.py` delivers what is owed, so a crash, a kill or a failing
+target between the save and the notification loses nothing.
 """
 
 from __future__ import annotations
@@ -30,22 +34,30 @@ create table if not exists {TABLE} (
     subject_id varchar not null,
     subject_label varchar,
     state varchar not null,
-    value double,
-    threshold double,
-    volume double,
+    value {{double}},
+    threshold {{double}},
+    volume {{double}},
     is_estimate boolean,
     detail varchar,
-    first_seen_at timestamp,
-    last_seen_at timestamp,
-    opened_at timestamp,
-    resolved_at timestamp,
-    acknowledged_at timestamp,
+    first_seen_at {{ts}},
+    last_seen_at {{ts}},
+    opened_at {{ts}},
+    resolved_at {{ts}},
+    acknowledged_at {{ts}},
     times_opened integer,
     notified_open varchar,
     notified_resolve varchar,
-    updated_at timestamp
+    updated_at {{ts}}{{outbox}}
 )
 """
+#: the outbox's columns, added to a table an older release created (its notified rows count as delivered)
+OUTBOX_COLUMNS = {
+    "notified_open_at": "{ts}",
+    "notified_resolved_at": "{ts}",
+    "notify_attempts": "integer",
+    "notify_error": "varchar",
+    "notify_done": "varchar",
+}
 COMMENTS = {
     "": "One row per alert rule and subject (workspace, mailbox, campaign or reply): README, Alerts",
     "incident_id": "stable per rule and subject (outreach alerts ack ID takes it; a reopened incident keeps it)",
@@ -69,6 +81,11 @@ COMMENTS = {
     "notified_open": "outcome of the open notification per target (sent, failed: reason, no targets)",
     "notified_resolve": "outcome of the resolve notification per target",
     "updated_at": "wall clock (UTC) of the last change to the row",
+    "notified_open_at": "wall clock (UTC) when the open notification had reached every target; empty while owed",
+    "notified_resolved_at": "wall clock (UTC) when the resolve notification had reached every target; empty while owed",
+    "notify_attempts": "evaluations that tried to deliver the latest notification",
+    "notify_error": "why the latest notification is still owed (one line, targets shown by scheme and host only)",
+    "notify_done": "targets (hashed) the owed notification already reached: a retry never sends to them again",
 }
 
 
@@ -86,13 +103,33 @@ def incident_id(rule: str, subject_id: str) -> str:
 
 
 def ensure_table(db: Db) -> None:
+    """Create the table (on either engine), or add the outbox's columns to one an older release created."""
+    types = {"double": db.dialect.double, "ts": db.dialect.timestamp}
+    if db.has("reporting", "alert_incidents"):
+        missing = [c for c in OUTBOX_COLUMNS if c not in db.columns("reporting", "alert_incidents")]
+        if not missing:
+            return
+        for column in missing:
+            db.execute(
+                f"alter table {TABLE} add column if not exists {column} {OUTBOX_COLUMNS[column].format(**types)}"
+            )
+        # what the older release notified counts as delivered: its outcome was recorded after the send
+        db.execute(f"update {TABLE} set notified_open_at = updated_at where notified_open is not null")
+        db.execute(f"update {TABLE} set notified_resolved_at = updated_at where notified_resolve is not null")
+        _comment(db, missing)
+        return
+    outbox = "".join(f",\n    {c} {t.format(**types)}" for c, t in OUTBOX_COLUMNS.items())
     db.execute("create schema if not exists reporting")
-    db.execute(DDL)
-    for column, text in COMMENTS.items():
-        escaped = text.replace("'", "''")
+    db.execute(DDL.format(outbox=outbox, **types))
+    _comment(db, list(COMMENTS))
+    db.forget_tables()
+
+
+def _comment(db: Db, columns: list[str]) -> None:
+    for column in columns:
+        escaped = COMMENTS[column].replace("'", "''")
         target = f"table {TABLE}" if not column else f"column {TABLE}.{column}"
         db.execute(f"comment on {target} is '{escaped}'")
-    db.forget_tables()
 
 
 def reconcile(db: Db, findings: Iterable[Finding], evaluated: Iterable[str], now: datetime) -> list[Transition]:
@@ -114,7 +151,8 @@ def reconcile(db: Db, findings: Iterable[Finding], evaluated: Iterable[str], now
             db.execute(
                 f"insert into {TABLE} (incident_id, rule, workspace_id, subject_type, subject_id, state, value, "
                 "threshold, volume, is_estimate, detail, subject_label, last_seen_at, updated_at, first_seen_at, "
-                "opened_at, times_opened) values (?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                "opened_at, times_opened, notify_attempts) "
+                "values (?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0)",
                 [iid, f.rule, f.workspace_id, f.subject_type, f.subject_id, *values, now, now],
             )
         elif row["state"] == RESOLVED:
@@ -122,7 +160,8 @@ def reconcile(db: Db, findings: Iterable[Finding], evaluated: Iterable[str], now
                 f"update {TABLE} set state = 'open', value = ?, threshold = ?, volume = ?, is_estimate = ?, "
                 "detail = ?, subject_label = ?, last_seen_at = ?, updated_at = ?, opened_at = ?, resolved_at = null, "
                 "acknowledged_at = null, notified_open = null, notified_resolve = null, "
-                "times_opened = times_opened + 1 where incident_id = ?",
+                "notified_open_at = null, notified_resolved_at = null, notify_attempts = 0, notify_error = null, "
+                "notify_done = null, times_opened = times_opened + 1 where incident_id = ?",
                 [*values, now, row["incident_id"]],
             )
         else:
@@ -138,16 +177,15 @@ def reconcile(db: Db, findings: Iterable[Finding], evaluated: Iterable[str], now
         if key in seen or row["rule"] not in rules or row["state"] == RESOLVED:
             continue
         db.execute(
-            f"update {TABLE} set state = 'resolved', resolved_at = ?, updated_at = ? where incident_id = ?",
+            # an open notification still owed stays owed (and is sent first); else the resolve starts afresh
+            f"update {TABLE} set state = 'resolved', resolved_at = ?, updated_at = ?, notified_resolved_at = null, "
+            "notify_attempts = case when notified_open_at is null then notify_attempts else 0 end, "
+            "notify_error = case when notified_open_at is null then notify_error end, "
+            "notify_done = case when notified_open_at is null then notify_done end where incident_id = ?",
             [now, wall, row["incident_id"]],
         )
         out.append(Transition("resolved", _row(db, row["rule"], row["subject_id"])))
     return out
-
-
-def record_notification(db: Db, transition: Transition, outcome: str) -> None:
-    column = "notified_open" if transition.kind == "opened" else "notified_resolve"
-    db.execute(f"update {TABLE} set {column} = ? where incident_id = ?", [outcome, transition.incident["incident_id"]])
 
 
 def _row(db: Db, rule: str, subject_id: str) -> dict[str, Any]:
@@ -158,6 +196,7 @@ def list_incidents(db: Db, include_all: bool = False) -> list[dict[str, Any]]:
     """Open and acknowledged incidents (every row with `include_all`), newest opening first."""
     if not db.has("reporting", "alert_incidents"):
         return []
+    ensure_table(db)  # a table an older release wrote gains the outbox's columns before they are shown
     where = "" if include_all else "where state <> 'resolved'"
     return db.dicts(f"select * from {TABLE} {where} order by opened_at desc, rule, subject_id")
 

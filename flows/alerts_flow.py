@@ -43,14 +43,19 @@ def service_clock(settings: OutreachSettings) -> datetime | None:
     return max(stamps) if stamps else None
 
 
-def check_replies(spool_dir: str | Path | None = None, duckdb_path: str | Path | None = None, echo: Any = None) -> Any:
+def check_replies(
+    spool_dir: str | Path | None = None,
+    duckdb_path: str | Path | None = None,
+    echo: Any = None,
+    destination: str | None = None,
+) -> Any:
     """Load the spool (if any), then evaluate `positive_reply_waiting`; returns the AlertRun. Holds the
-    warehouse writer lock while it writes, as every writer does."""
+    warehouse writer lock while it writes, as every writer does. DuckDB or PostgreSQL alike."""
     from alerts import after_events
     from pipelines.warehouse.lock import warehouse_writer
     from pipelines.warehouse.warehouse_prep import load_spool_events
 
-    settings = resolve_settings(duckdb_path=duckdb_path)
+    settings = resolve_settings(duckdb_path=duckdb_path, destination=destination)
     target = warehouse_target(settings)
     spool = Path(spool_dir).expanduser().resolve() if spool_dir else settings.spool_path()
     clock = service_clock(settings)

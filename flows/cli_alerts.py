@@ -18,6 +18,10 @@ alerts_app = typer.Typer(
 )
 
 DuckdbOption = Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")]
+DestinationOption = Annotated[
+    str | None,
+    typer.Option(help="duckdb or postgres (DESTINATION__POSTGRES__CREDENTIALS); default: the sync's."),
+]
 
 
 def _fail(message: str) -> None:
@@ -25,10 +29,10 @@ def _fail(message: str) -> None:
     raise typer.Exit(1)
 
 
-def _warehouse(duckdb: Path | None) -> Any:
+def _warehouse(duckdb: Path | None, destination: str | None = None) -> Any:
     from pipelines.warehouse.destination import warehouse_target
 
-    return warehouse_target(duckdb_path=duckdb)
+    return warehouse_target(duckdb_path=duckdb, destination=destination)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -41,21 +45,25 @@ def alerts(
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
     all_: Annotated[bool, typer.Option("--all", help="Also resolved incidents.")] = False,
     duckdb: DuckdbOption = None,
+    destination: DestinationOption = None,
 ) -> None:
-    """List open (and acknowledged) incidents; every incident with --all. No API request."""
+    """List open (and acknowledged) incidents, and whether each one's notification was delivered; every
+    incident with --all. No API request."""
     if ctx.invoked_subcommand is not None:
         return
     from alerts.db import connect
+    from alerts.outbox import status
     from alerts.store import list_incidents
     from pipelines.core.errors import OutreachError
 
     try:
-        with connect(_warehouse(duckdb)) as db:
+        with connect(_warehouse(duckdb, destination)) as db:
             rows = list_incidents(db, include_all=all_)
     except OutreachError as exc:
         _fail(str(exc))
     if json_output:
-        typer.echo(json.dumps([_jsonable(r) for r in rows], indent=1, default=str))
+        listed = [{**_jsonable(r), "notified": status(r).removeprefix("notified: ")} for r in rows]
+        typer.echo(json.dumps(listed, indent=1, default=str))
         return
     if not rows:
         typer.echo("no open incidents" if not all_ else "no incidents")
@@ -66,19 +74,23 @@ def alerts(
             f"{r['incident_id']}  {r['state']:<12} {r['rule']:<24} {r['subject_type']} "
             f"{r.get('subject_label') or r['subject_id']}: {r.get('detail') or ''} "
             f"[value {float(r['value']):.4g}{estimate}, threshold {float(r['threshold']):.4g}, "
-            f"since {str(r['opened_at'])[:16]}]"
+            f"since {str(r['opened_at'])[:16]}] {status(r)}"
         )
 
 
 @alerts_app.command("ack")
-def ack(incident_id: Annotated[str, typer.Argument(metavar="ID")], duckdb: DuckdbOption = None) -> None:
+def ack(
+    incident_id: Annotated[str, typer.Argument(metavar="ID")],
+    duckdb: DuckdbOption = None,
+    destination: DestinationOption = None,
+) -> None:
     """Acknowledge an open incident: no further notice until it resolves."""
     from alerts.db import connect
     from alerts.store import acknowledge
     from pipelines.core.errors import OutreachError
 
     try:
-        with connect(_warehouse(duckdb)) as db:
+        with connect(_warehouse(duckdb, destination)) as db:
             row = acknowledge(db, incident_id)
     except OutreachError as exc:
         _fail(str(exc))
@@ -113,6 +125,7 @@ def test_targets() -> None:
 def guard(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be paused; change nothing.")] = False,
     duckdb: DuckdbOption = None,
+    destination: DestinationOption = None,
 ) -> None:
     """Pause mailboxes and campaigns with an open bounce-rate incident ([alerts] auto_pause must be true)."""
     from alerts.db import connect
@@ -125,7 +138,7 @@ def guard(
         settings = resolve_alert_settings()
         if not settings.auto_pause and not dry_run:
             _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
-        with connect(_warehouse(duckdb)) as db:
+        with connect(_warehouse(duckdb, destination)) as db:
             run_guard(db, settings, resolve_settings(), dry_run=dry_run, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))
@@ -135,13 +148,14 @@ def guard(
 def replies(
     spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
     duckdb: DuckdbOption = None,
+    destination: DestinationOption = None,
 ) -> None:
     """Load the webhook spool and evaluate positive_reply_waiting now (the speed-to-lead deployment's step)."""
     from flows.alerts_flow import check_replies
     from pipelines.core.errors import OutreachError
 
     try:
-        run = check_replies(spool, duckdb, echo=typer.echo)
+        run = check_replies(spool, duckdb, echo=typer.echo, destination=destination)
     except OutreachError as exc:
         _fail(str(exc))
         return

@@ -21,17 +21,33 @@ SCENARIO = "deliverability"
 
 
 class Sink:
-    """A loopback HTTP server that records every JSON body POSTed to it; `delay_s` answers late."""
+    """A loopback HTTP server that records every JSON body POSTed to it and answers 200. `delay_s` answers
+    late; `status` other than 200 refuses (counted in `refused`, not received); `hold()` makes it keep each
+    request open without an answer, never received, until `release()` (`holding` is set when one arrives)."""
 
     def __init__(self, delay_s: float = 0.0) -> None:
         self.received: list[dict[str, Any]] = []
+        self.refused = 0
+        self.status = 200
+        self.holding = threading.Event()
+        self._released = threading.Event()
+        self._released.set()
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if not sink._released.is_set():
+                    sink.holding.set()
+                    sink._released.wait(120)
+                    return  # closed without an answer: the sender never learns it arrived
                 if delay_s:
                     time.sleep(delay_s)
+                if sink.status != 200:
+                    sink.refused += 1
+                    self.send_response(sink.status)
+                    self.end_headers()
+                    return
                 sink.received.append(json.loads(body or b"{}"))
                 self.send_response(200)
                 self.end_headers()
@@ -42,6 +58,13 @@ class Sink:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = int(self.server.server_address[1])
         self.thread = threading.Thread(target=self.server.serve_forever, name="alert-sink", daemon=True)
+
+    def hold(self) -> None:
+        self.holding.clear()
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     @property
     def url(self) -> str:
@@ -59,6 +82,7 @@ def sink(delay_s: float = 0.0) -> Iterator[Sink]:
     try:
         yield s
     finally:
+        s.release()
         s.server.shutdown()
         s.server.server_close()
 

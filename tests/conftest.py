@@ -73,3 +73,21 @@ def prefect_harness() -> Iterator[str]:
     with temporary_settings(updates={PREFECT_SERVER_ANALYTICS_ENABLED: False}):
         with prefect_test_harness(server_startup_timeout=120):
             yield str(PREFECT_API_URL.value())
+
+
+@pytest.fixture(autouse=True)
+def _no_handlers_on_closed_streams() -> Iterator[None]:
+    """A logging handler made inside a CliRunner invocation (Prefect's console handler on the root logger
+    when Prefect is first imported there; dlt's) keeps that invocation's stream, which closes when it ends:
+    any later test whose code logs a warning would print "--- Logging error ---" into its own output. Drop
+    such handlers after each test, so no test depends on which ran before it in the same process."""
+    import logging
+
+    yield
+    loggers = [logging.getLogger()] + [
+        lg for lg in logging.Logger.manager.loggerDict.values() if isinstance(lg, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if getattr(getattr(handler, "stream", None), "closed", False):
+                logger.removeHandler(handler)

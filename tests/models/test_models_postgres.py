@@ -69,8 +69,9 @@ def _pg_marts(dsn: str) -> dict[str, tuple[list[tuple[str, str]], list[tuple[Any
     con = psycopg2.connect(dsn)
     try:
         with con.cursor() as cur:
+            # alert_incidents is the alerts' own table (written after `outreach models`), not a mart
             cur.execute("select table_name from information_schema.tables where table_schema = 'reporting' "
-                        "and table_type = 'BASE TABLE'")  # fmt: skip
+                        "and table_type = 'BASE TABLE' and table_name <> 'alert_incidents'")  # fmt: skip
             out = {}
             for (table,) in cur.fetchall():
                 cur.execute(
@@ -221,10 +222,11 @@ def _pg_comments(dsn: str) -> dict[tuple[str, str], str | None]:
                 "else col_description(c.oid, a.attnum) end "
                 "from pg_class c join pg_namespace n on n.oid = c.relnamespace "
                 "left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped "
-                "where n.nspname = 'reporting' and c.relkind = 'r' "
+                "where n.nspname = 'reporting' and c.relkind = 'r' and c.relname <> 'alert_incidents' "
                 "union all select c.relname, '', obj_description(c.oid, 'pg_class') from pg_class c "
-                "join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'reporting' and c.relkind = 'r'"
-            )
+                "join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'reporting' and c.relkind = 'r' "
+                "and c.relname <> 'alert_incidents'"
+            )  # the marts only: alert_incidents is the alerts' table, commented by alerts/store.py
             return {(str(t), str(col)): text for t, col, text in cur.fetchall()}
     finally:
         con.close()
