@@ -89,17 +89,18 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
         f"## Scale-out: `outreach sync` over N = {ns} tiny workspaces, DuckDB, one process ({rec.get('date')})",
         "",
         f"`{command}`. Wall time of the CLI process (start included); requests counted by the sandbox; peak RSS = "
-        "VmHWM; load = the machine's 1-minute load average before and after the sync (2 cores, shared with the "
-        "other engineers' jobs).",
+        "VmHWM; CPU s = user + system seconds of the CLI process; load = the machine's 1-minute load average "
+        "before and after the sync (2 cores, shared with the other engineers' jobs).",
         "",
-        "| engine | N | sync | wall s | s per workspace | requests | per workspace | peak MB | load | warehouse ok |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| engine | N | sync | wall s | s per workspace | CPU s | requests | per workspace | peak MB | load "
+        "| warehouse ok |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         load = r.get("load_avg_1m")
         out.append(
             f"| {r.get('side', 'ours')} | {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} "
-            f"| {r['requests']} "
+            f"| {_fmt(r.get('cpu_s'), 2)} | {r['requests']} "
             f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
             f"| {'-' if not load else f'{load[0]:.1f} / {load[1]:.1f}'} "
             f"| {_fmt((r.get('warehouse') or {}).get('ok'))} |"
@@ -113,7 +114,10 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
             f"{t['idle_s_per_workspace_max']}: {'met' if t['idle_met'] else 'MISSED'}), "
             f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))} the time per workspace at N={base}; "
             f"peak RSS (full or quick) {_x(summary.get('peak_rss_top_vs_base'))} that at N={base} "
-            f"(target at most {t['peak_rss_ratio_max']}x: {'met' if t['peak_rss_met'] else 'MISSED'}).",
+            f"(target at most {t['peak_rss_ratio_max']}x: {'met' if t['peak_rss_met'] else 'MISSED'}). "
+            f"CPU seconds of the CLI per workspace, idle quick: "
+            + ", ".join(f"N={n} {v}" for n, v in (summary.get("idle_cpu_s_per_workspace") or {}).items())
+            + ".",
         ]
     elif summary:
         fit = summary.get("idle_fit") or {}

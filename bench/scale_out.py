@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -137,10 +138,12 @@ def run_cli(args: Sequence[str], env: dict[str, str], cwd: Path, tree: Path | No
     if tree is not None:
         env = {**env, "PYTHONPATH": str(tree) + os.pathsep + env["PYTHONPATH"]}
     started = time.perf_counter()
+    cpu_before = _children_cpu_s()
     proc = subprocess.run(
         [sys.executable, "-c", _CLI, *args], env=env, cwd=str(cwd), capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - started
+    cpu = _children_cpu_s() - cpu_before
     peak = None
     errors = []
     for line in proc.stderr.splitlines():
@@ -148,7 +151,20 @@ def run_cli(args: Sequence[str], env: dict[str, str], cwd: Path, tree: Path | No
             peak = float(line[len(PEAK_MARK) :])
         elif line.strip():
             errors.append(line.strip())
-    return {"wall_s": round(wall, 2), "exit": proc.returncode, "peak_rss_mb": peak, "stderr": errors[-1:] or []}
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "exit": proc.returncode,
+        "peak_rss_mb": peak,
+        "stderr": errors[-1:] or [],
+    }
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children: the CLI's own CPU time, which a loaded
+    machine stretches far less than its wall time (the sandbox is a child too, but not waited for until the end)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def check_warehouse(db: Path, n: int, baseline: bool = False) -> dict[str, Any]:
@@ -233,6 +249,8 @@ def _measure_side(
             "mode": mode if mode == "full" else "idle_quick",
             "wall_s": run["wall_s"],
             "s_per_workspace": round(run["wall_s"] / n, 3),
+            "cpu_s": run["cpu_s"],
+            "cpu_s_per_workspace": round(run["cpu_s"] / n, 4),
             "requests": requests,
             "requests_per_workspace": round(requests / n, 2),
             "peak_rss_mb": run["peak_rss_mb"],
@@ -270,6 +288,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         base_n=base,
         top_n=top,
         idle_s_per_workspace={n: idle[n]["s_per_workspace"] for n in ns},
+        idle_cpu_s_per_workspace={n: idle[n].get("cpu_s_per_workspace") for n in ns},
         idle_requests_per_workspace={n: idle[n]["requests_per_workspace"] for n in ns},
         full_s_per_workspace={n: full[n]["s_per_workspace"] for n in sorted(full)},
         peak_rss_mb={n: idle[n]["peak_rss_mb"] for n in ns},

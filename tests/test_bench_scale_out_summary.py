@@ -27,6 +27,8 @@ def _line(n: int, mode: str, wall_s: float, peak: float, side: str = "ours", **e
         "requests": 4 * n,
         "requests_per_workspace": 4.0,
         "peak_rss_mb": peak,
+        "cpu_s": round(wall_s * 0.8, 2),
+        "cpu_s_per_workspace": round(wall_s * 0.8 / n, 4),
         "load_avg_1m": [3.0, 4.5],
         "exit": 0,
         "warehouse": {"ok": True},
@@ -63,6 +65,8 @@ def test_targets_met_at_1000_are_measured_not_projected() -> None:
     assert "0.04 s per workspace (target at most 0.05: met)" in text
     assert "1.46x that at N=10 (target at most 1.5x: met)" in text
     assert "| 3.0 / 4.5 |" in text
+    assert "| 1000 | idle_quick | 40.0 | 0.04 | 32.00 | 4000 |" in text
+    assert "idle quick: N=10 0.2, N=1000 0.032." in text
 
 
 def test_a_missed_target_says_missed() -> None:
