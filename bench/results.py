@@ -20,6 +20,7 @@ PACKAGES = ("dlt", "duckdb", "pyarrow", "httpx", "fastapi", "uvicorn", "prefect"
 
 
 POOL_SECTION = BENCH_DIR / "scale_out_pool.md"
+SCALE_1000_NOTES = BENCH_DIR / "scale_out_1000.md"  # the N = 1,000 run's analysis, as written after it
 
 
 def machine_facts() -> dict[str, Any]:
@@ -103,7 +104,7 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
             f"| {_fmt(r.get('cpu_s'), 2)} | {r['requests']} "
             f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
             f"| {'-' if not load else f'{load[0]:.1f} / {load[1]:.1f}'} "
-            f"| {_fmt((r.get('warehouse') or {}).get('ok'))} |"
+            f"| {_fmt((r.get('warehouse') or {}).get('ok')) if not r.get('exit') else 'sync failed'} |"
         )
     if summary.get("targets"):
         t, base = summary["targets"], summary.get("base_n")
@@ -119,6 +120,9 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
             + ", ".join(f"N={n} {v}" for n, v in (summary.get("idle_cpu_s_per_workspace") or {}).items())
             + ".",
         ]
+    elif summary and summary.get("projected_idle_quick_s_at_1000") is None:  # an N failed: no ratio to give
+        failed = sorted({r["n"] for r in rows if r.get("exit")})
+        out += ["", f"No summary ratios: the sync failed at N = {', '.join(map(str, failed)) or '-'} (see below)."]
     elif summary:
         fit = summary.get("idle_fit") or {}
         out += [
@@ -272,6 +276,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     scale_1000 = other.pop("scale_out_1000/-", None)
     if scale_1000 and isinstance(scale_1000.get("result"), list):
         out += _scale_out_section(scale_1000, "python -m bench --scenario scale_out_1000 (bench.scale_out --n 10,1000)")
+    if SCALE_1000_NOTES.exists():
+        out += ["", *SCALE_1000_NOTES.read_text().rstrip().splitlines()]
     if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
         out += ["", *POOL_SECTION.read_text().rstrip().splitlines()]
     soak = other.pop("soak/-", None)
