@@ -130,7 +130,7 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
             f"Idle quick sync, time per workspace at N={summary.get('top_n')} vs N={summary.get('base_n')}: "
             f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))}; peak RSS (full or quick) "
             f"{_x(summary.get('peak_rss_top_vs_base'))}. Fit of the idle quick sync: {fit.get('fixed_s')} s + "
-            f"{fit.get('per_workspace_s')} s x N, so N=1,000 in about "
+            f"{fit.get('per_workspace_s')} s x N, projecting N=1,000 (measured in its own section) at about "
             f"{summary.get('projected_idle_quick_s_at_1000')} s "
             f"on this machine, in one process (a 15-minute schedule holds it: "
             f"{_fmt(summary.get('projected_fits_15_min_schedule'))}).",
