@@ -48,6 +48,7 @@ GUESS_OTHER_S = {
     "sandbox_start": 60,
     "report_scale": 90,
     "scale_out": 300,
+    "scale_out_1000": 1500,
     "storage_format": 300,
     "soak": 2400,
 }

@@ -22,11 +22,12 @@ SCRIPTS = {
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients
     "scale_out": "bench/scale_out.py",  # engine: N = 1, 10, 50, 200 workspaces, full and idle quick, CLI on DuckDB
+    "scale_out_1000": "bench/scale_out_1000.py",  # the same at N = 10 and 1,000 (the targets at agency scale)
     "storage_format": "bench/storage_format.py",  # BI readers: writing storage v1.0.0 vs v2.0.0, 1M recipients
     "soak": "bench/soak.py",  # 50 quick syncs under faults, a model build after each, a BI reader throughout
 }
 TIMEOUT_S = 45 * 60
-TIMEOUT_S_BY_NAME = {"soak": 120 * 60}
+TIMEOUT_S_BY_NAME = {"soak": 120 * 60, "scale_out_1000": 120 * 60}
 
 
 def _json_lines(text: str) -> Any | None:

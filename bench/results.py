@@ -20,6 +20,7 @@ PACKAGES = ("dlt", "duckdb", "pyarrow", "httpx", "fastapi", "uvicorn", "prefect"
 
 
 POOL_SECTION = BENCH_DIR / "scale_out_pool.md"
+SCALE_1000_NOTES = BENCH_DIR / "scale_out_1000.md"  # the N = 1,000 run's analysis, as written after it
 
 
 def machine_facts() -> dict[str, Any]:
@@ -74,34 +75,62 @@ def _x(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def _scale_out_section(rec: dict[str, Any]) -> list[str]:
-    """bench/scale_out.py: one row per N and sync, then the summary's ratios and projection."""
+def _by_n(values: dict[Any, Any], n: Any) -> Any:
+    """A per-N figure of a summary: its keys are ints as printed, strings once read back from JSON."""
+    return values.get(n, values.get(str(n)))
+
+
+def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --scenario scale_out") -> list[str]:
+    """bench/scale_out.py: one row per N and sync, then the summary's ratios and the projection or targets."""
     rows = [r for r in rec["result"] if not r.get("summary")]
     summary: dict[str, Any] = next((r for r in rec["result"] if r.get("summary")), {})
+    ns = ", ".join(str(n) for n in sorted({r["n"] for r in rows}))
     out = [
         "",
-        f"## Scale-out: `outreach sync` over N tiny workspaces, DuckDB, one process ({rec.get('date')})",
+        f"## Scale-out: `outreach sync` over N = {ns} tiny workspaces, DuckDB, one process ({rec.get('date')})",
         "",
-        "Wall time of the CLI process (start included); requests counted by the sandbox; peak RSS = VmHWM.",
+        f"`{command}`. Wall time of the CLI process (start included); requests counted by the sandbox; peak RSS = "
+        "VmHWM; CPU s = user + system seconds of the CLI process; load = the machine's 1-minute load average "
+        "before and after the sync (2 cores, shared with the other engineers' jobs).",
         "",
-        "| engine | N | sync | wall s | s per workspace | requests | per workspace | peak MB | warehouse ok |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| engine | N | sync | wall s | s per workspace | CPU s | requests | per workspace | peak MB | load "
+        "| warehouse ok |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        load = r.get("load_avg_1m")
         out.append(
             f"| {r.get('side', 'ours')} | {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} "
-            f"| {r['requests']} "
+            f"| {_fmt(r.get('cpu_s'), 2)} | {r['requests']} "
             f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
-            f"| {_fmt((r.get('warehouse') or {}).get('ok'))} |"
+            f"| {'-' if not load else f'{load[0]:.1f} / {load[1]:.1f}'} "
+            f"| {_fmt((r.get('warehouse') or {}).get('ok')) if not r.get('exit') else 'sync failed'} |"
         )
-    if summary:
+    if summary.get("targets"):
+        t, base = summary["targets"], summary.get("base_n")
+        out += [
+            "",
+            f"N={summary.get('top_n')} measured: idle quick sync {summary.get('idle_quick_s_at_top')} s, "
+            f"{_by_n(summary['idle_s_per_workspace'], summary['top_n'])} s per workspace (target at most "
+            f"{t['idle_s_per_workspace_max']}: {'met' if t['idle_met'] else 'MISSED'}), "
+            f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))} the time per workspace at N={base}; "
+            f"peak RSS (full or quick) {_x(summary.get('peak_rss_top_vs_base'))} that at N={base} "
+            f"(target at most {t['peak_rss_ratio_max']}x: {'met' if t['peak_rss_met'] else 'MISSED'}). "
+            f"CPU seconds of the CLI per workspace, idle quick: "
+            + ", ".join(f"N={n} {v}" for n, v in (summary.get("idle_cpu_s_per_workspace") or {}).items())
+            + ".",
+        ]
+    elif summary and summary.get("projected_idle_quick_s_at_1000") is None:  # an N failed: no ratio to give
+        failed = sorted({r["n"] for r in rows if r.get("exit")})
+        out += ["", f"No summary ratios: the sync failed at N = {', '.join(map(str, failed)) or '-'} (see below)."]
+    elif summary:
         fit = summary.get("idle_fit") or {}
         out += [
             "",
             f"Idle quick sync, time per workspace at N={summary.get('top_n')} vs N={summary.get('base_n')}: "
             f"{_x(summary.get('idle_s_per_workspace_top_vs_base'))}; peak RSS (full or quick) "
             f"{_x(summary.get('peak_rss_top_vs_base'))}. Fit of the idle quick sync: {fit.get('fixed_s')} s + "
-            f"{fit.get('per_workspace_s')} s x N, so N=1,000 in about "
+            f"{fit.get('per_workspace_s')} s x N, projecting N=1,000 (measured in its own section) at about "
             f"{summary.get('projected_idle_quick_s_at_1000')} s "
             f"on this machine, in one process (a 15-minute schedule holds it: "
             f"{_fmt(summary.get('projected_fits_15_min_schedule'))}).",
@@ -244,6 +273,11 @@ def render_markdown(data: dict[str, Any]) -> str:
     scale = other.pop("scale_out/-", None)
     if scale and isinstance(scale.get("result"), list):
         out += _scale_out_section(scale)
+    scale_1000 = other.pop("scale_out_1000/-", None)
+    if scale_1000 and isinstance(scale_1000.get("result"), list):
+        out += _scale_out_section(scale_1000, "python -m bench --scenario scale_out_1000 (bench.scale_out --n 10,1000)")
+    if SCALE_1000_NOTES.exists():
+        out += ["", *SCALE_1000_NOTES.read_text().rstrip().splitlines()]
     if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
         out += ["", *POOL_SECTION.read_text().rstrip().splitlines()]
     soak = other.pop("soak/-", None)
