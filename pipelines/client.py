@@ -36,6 +36,7 @@ from pipelines.errors import (
     invalid_request_error,
     not_found_error,
 )
+from pipelines.http_watch import WatchedTransport, watching
 from pipelines.pacing import RateLimiter, shared_limiter
 from pipelines.paging import Listing, PagedReads
 from pipelines.retry import (
@@ -88,12 +89,13 @@ class OutreachClient(PagedReads):
         self.stall_timeout = stall_timeout
         self.max_retry_after = max_retry_after
         self.deadline = deadline or Deadline(None)
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
             timeout=httpx.Timeout(timeout, connect=self._connect_timeout),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            transport=transport,
+            limits=limits,
+            transport=transport or WatchedTransport(limits),  # reads end on a signal or a stall
             follow_redirects=False,
         )
         self._state_lock = threading.Lock()
@@ -246,24 +248,26 @@ class OutreachClient(PagedReads):
         return self._handle(method, path, response, idempotent, need_data)
 
     def _receive(self, method: str, path: str, params: Mapping[str, Any] | None, json_body: Any) -> httpx.Response:
-        """The whole response, read within `stall_timeout` of sending: a server that trickles its answer a
-        byte at a time never trips the read time-out (`timeout` counts between bytes), so the body is read
-        in chunks against this deadline, and against the run's."""
+        """The whole response, status line and headers included, within `stall_timeout` of sending: a server
+        that trickles its answer a byte at a time never trips the read time-out (`timeout` counts between
+        bytes). Every socket read looks at this deadline, and the run's, at least every
+        `http_watch.SLICE_S`, so a signal also ends a request in flight."""
         stalled_at = time.monotonic() + self.stall_timeout
-        with self._http.stream(method, path, params=params, json=json_body) as streamed:
-            chunks: list[bytes] = []
-            for chunk in streamed.iter_bytes():
-                chunks.append(chunk)
-                self.deadline.check()
-                if time.monotonic() > stalled_at:
-                    self.stats.add(timeouts=1)
-                    raise Retryable(
-                        f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
-                        "sends it too slowly",
-                        kind="timeout",
-                    )
+
+        def check() -> None:
+            self.deadline.check()
+            if time.monotonic() > stalled_at:
+                self.stats.add(timeouts=1)
+                raise Retryable(
+                    f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
+                    "sends it too slowly",
+                    kind="timeout",
+                )
+
+        with watching(check), self._http.stream(method, path, params=params, json=json_body) as streamed:
+            body = streamed.read()
         headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in ("content-encoding", "content-length")]
-        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks), request=streamed.request)
+        return httpx.Response(streamed.status_code, headers=headers, content=body, request=streamed.request)
 
     def _note_date(self, response: httpx.Response) -> None:
         value = response.headers.get("Date")
