@@ -59,7 +59,9 @@ DEFAULT_MAX_ATTEMPTS = 8
 FIRST_CONTACT_ATTEMPTS = 2
 """Attempts of a request whose connection fails before the service has ever answered this client: a
 refused connection or an unknown host at the start is a wrong URL or a stopped service far more often
-than a blip, so it is tried once more (a service restarting right now), not `max_attempts` times."""
+than a blip, so it is tried once more (a service restarting right now), not `max_attempts` times. The
+same for an answer that stalled (`stall_timeout_s`): one that stalls twice in a row is a service, or a
+proxy, that stays this slow, and `max_attempts` stalls would hold a sync for many times the stall."""
 
 
 class OutreachClient(PagedReads):
@@ -174,7 +176,9 @@ class OutreachClient(PagedReads):
             return True
         exc = state.outcome.exception() if state.outcome else None
         first_contact = isinstance(exc, Retryable) and exc.kind == "connect" and not self._answered
-        return first_contact and state.attempt_number >= FIRST_CONTACT_ATTEMPTS
+        if first_contact or (isinstance(exc, Retryable) and exc.kind == "stall"):
+            return state.attempt_number >= FIRST_CONTACT_ATTEMPTS
+        return False
 
     def _before_sleep(self, method: str, path: str):  # type: ignore[no-untyped-def]
         def hook(state: RetryCallState) -> None:
@@ -261,7 +265,7 @@ class OutreachClient(PagedReads):
                 raise Retryable(
                     f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
                     "sends it too slowly",
-                    kind="timeout",
+                    kind="stall",
                 )
 
         with watching(check), self._http.stream(method, path, params=params, json=json_body) as streamed:

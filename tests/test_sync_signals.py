@@ -42,7 +42,7 @@ def _first_batch_loaded(tmp: Path) -> bool:
 def test_a_signal_stops_the_sync_at_a_load_boundary_and_the_next_run_resumes(
     make_sandbox: Any, tmp_path: Path, signum: int, code: int, name: str
 ) -> None:
-    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=3, latency_ms=40)
+    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=4, latency_ms=40)
     keys = admin_keys(sb)
     proc = _start(sb, keys, tmp_path)
     limit = time.monotonic() + 90
@@ -65,7 +65,7 @@ def test_a_signal_stops_the_sync_at_a_load_boundary_and_the_next_run_resumes(
     # the service turns slow: every request now waits 8 s for its first byte, so the signal finds requests in
     # flight (a read blocked on a socket), which must end on the signal, not when the answer comes
     sb.set_faults(latency_ms=8000)
-    time.sleep(0.5)
+    time.sleep(2)  # the next batch has started its requests by now
     sent = time.monotonic()
     proc.send_signal(signum)
     out = proc.stdout.read() if proc.stdout else ""
