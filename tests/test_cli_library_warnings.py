@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_sync_support import admin_keys
 
 
@@ -20,6 +21,7 @@ def _library_warnings(text: str) -> list[str]:
     return [line for line in text.splitlines() if "Warning" in line or "py.warnings" in line]
 
 
+@pytest.mark.timeout(900)  # four commands in processes of their own, `models` a whole dbt build
 def test_commands_print_no_library_warning(make_sandbox: Any, tmp_path: Path) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
     keys = admin_keys(sb)
@@ -37,7 +39,7 @@ def test_commands_print_no_library_warning(make_sandbox: Any, tmp_path: Path) ->
     work.mkdir()
     for name, args in commands.items():
         done = subprocess.run(
-            [sys.executable, "-m", "flows.cli", *args], env=env, capture_output=True, text=True, cwd=work, timeout=300
+            [sys.executable, "-m", "flows.cli", *args], env=env, capture_output=True, text=True, cwd=work, timeout=600
         )
         assert done.returncode == 0, (name, done.stderr[-2000:])
         assert _library_warnings(done.stdout + done.stderr) == [], (name, done.stderr[-2000:])

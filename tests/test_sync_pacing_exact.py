@@ -28,8 +28,8 @@ def test_a_sync_at_exactly_the_limit_sees_no_429(make_sandbox: Any, tmp_path: Pa
         pipelines_dir=tmp_path / "pipelines",
         spool_dir=tmp_path / "none",
         progress=False,
-        reply_body_cap=30,
+        reply_body_cap=1000,
     )
     metrics = sb.metrics()
-    assert metrics["requests"] > limit + 20, metrics["requests"]  # past the first window's boundary
+    assert metrics["requests"] > limit + 10, metrics["requests"]  # well past the first window's boundary
     assert metrics["by_status"].get("429", 0) == 0, metrics["by_status"]
