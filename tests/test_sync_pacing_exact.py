@@ -28,7 +28,7 @@ def test_a_sync_at_exactly_the_limit_sees_no_429(make_sandbox: Any, tmp_path: Pa
         pipelines_dir=tmp_path / "pipelines",
         spool_dir=tmp_path / "none",
         progress=False,
-        reply_body_cap=1000,
+        reply_body_cap=100,
     )
     metrics = sb.metrics()
     assert metrics["requests"] > limit + 10, metrics["requests"]  # well past the first window's boundary
