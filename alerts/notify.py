@@ -11,8 +11,11 @@ Prefect automation can act on them (README, "Alerts").
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import apprise
@@ -118,6 +121,9 @@ def emit_prefect_event(kind: str, incident: dict[str, Any]) -> bool:
     """`outreach.alert.opened|resolved` with the incident as resource and the rule and subject as related
     resources; False (logged once) when Prefect cannot take it. Never raises. Only with a Prefect API to send to
     (PREFECT_API_URL, set in served and deployed runs): without one, Prefect would start a temporary server."""
+    if not _prefect_may_have_an_api():
+        log.debug("alerts: no Prefect API configured, no Prefect event for %s", incident["rule"])
+        return False
     from prefect.events import emit_event
 
     if not prefect_configured():
@@ -152,3 +158,20 @@ def emit_prefect_event(kind: str, incident: dict[str, Any]) -> bool:
         log.warning("alerts: Prefect event for %s not emitted: %s", rule, str(exc).splitlines()[0] if str(exc) else exc)
         return False
     return event is not None
+
+
+def _prefect_may_have_an_api() -> bool:
+    """Whether Prefect can have an API URL, decided without importing Prefect where it cannot: importing it
+    creates its home (~/.prefect), and where that fails (a read-only or missing HOME: cron, containers) it
+    prints a warning on every `outreach models`. The URL comes from the environment, a profile in that home
+    (or at PREFECT_PROFILES_PATH), or the working directory's .env, prefect.toml or pyproject.toml
+    ([tool.prefect]); with none of them, there is nothing to send to. Once Prefect is imported (a flow run, a
+    test's settings), it answers itself."""
+    if os.environ.get("PREFECT_API_URL") or "prefect.settings" in sys.modules:
+        return True
+    home = Path(os.environ.get("PREFECT_HOME") or "~/.prefect").expanduser()
+    profiles = Path(os.environ.get("PREFECT_PROFILES_PATH") or home / "profiles.toml").expanduser()
+    if profiles.is_file() or Path(".env").is_file() or Path("prefect.toml").is_file():
+        return True
+    pyproject = Path("pyproject.toml")
+    return pyproject.is_file() and "[tool.prefect" in pyproject.read_text(errors="replace")

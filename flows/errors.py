@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,6 +28,9 @@ def fail_explained(exc: BaseException, duckdb: Path | None) -> NoReturn:
     if isinstance(exc, SyncInterrupted):  # what did load, then the line, with the signal's exit status
         if exc.report is not None:
             typer.echo(exc.report.summary())
+        # the exit frees every object the run made; the collector's last pass over them took seconds on a busy
+        # machine, after the line: the stop is to take seconds in all. The warehouse is closed already.
+        gc.freeze()
         fail(str(exc), exc.exit_code)
     if isinstance(exc, OutreachError):  # says it already; and no dlt import on this path (a bad key: < 2 s)
         fail(str(exc))

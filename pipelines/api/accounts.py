@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from pipelines.api.client import DEFAULT_TIMEOUT_S, OutreachClient, connectivity_check
+from pipelines.api.http_watch import WatchedTransport
 from pipelines.core.deadline import Deadline, SyncInterrupted
 from pipelines.core.errors import OutreachError
 
@@ -49,8 +50,9 @@ class Workspace:
 POOL_CONNECTIONS = 64
 
 
-class _SharedTransport(httpx.HTTPTransport):
-    """The process's one transport: a client closing does not close it (others still use it)."""
+class _SharedTransport(WatchedTransport):
+    """The process's one transport (its reads end on a signal or a stall: `pipelines.api.http_watch`): a client
+    closing does not close it (others still use it)."""
 
     def close(self) -> None:
         """Left open for the other clients; its connections close with the process."""
@@ -65,7 +67,7 @@ def shared_transport() -> httpx.BaseTransport:
     with _transport_lock:
         if _transport is None:
             limits = httpx.Limits(max_connections=POOL_CONNECTIONS, max_keepalive_connections=POOL_CONNECTIONS)
-            _transport = _SharedTransport(limits=limits)
+            _transport = _SharedTransport(limits)
         return _transport
 
 

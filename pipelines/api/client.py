@@ -24,6 +24,7 @@ import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type
 
 from pipelines.api.client_stats import ClientStats
+from pipelines.api.http_watch import WatchedTransport, watching
 from pipelines.api.pacing import RateLimiter, shared_limiter
 from pipelines.api.paging import Listing, PagedReads
 from pipelines.api.retry import (
@@ -58,7 +59,9 @@ DEFAULT_MAX_ATTEMPTS = 8
 FIRST_CONTACT_ATTEMPTS = 2
 """Attempts of a request whose connection fails before the service has ever answered this client: a
 refused connection or an unknown host at the start is a wrong URL or a stopped service far more often
-than a blip, so it is tried once more (a service restarting right now), not `max_attempts` times."""
+than a blip, so it is tried once more (a service restarting right now), not `max_attempts` times. The
+same for an answer that stalled (`stall_timeout_s`): one that stalls twice in a row is a service, or a
+proxy, that stays this slow, and `max_attempts` stalls would hold a sync for many times the stall."""
 
 
 class OutreachClient(PagedReads):
@@ -88,12 +91,13 @@ class OutreachClient(PagedReads):
         self.stall_timeout = stall_timeout
         self.max_retry_after = max_retry_after
         self.deadline = deadline or Deadline(None)
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
         self._http = httpx.Client(
             base_url=self.base_url,
             headers={"Authorization": f"Bearer {key}", "Accept": "application/json"},
             timeout=httpx.Timeout(timeout, connect=self._connect_timeout),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            transport=transport,
+            limits=limits,
+            transport=transport or WatchedTransport(limits),  # reads end on a signal or a stall
             follow_redirects=False,
         )
         self._state_lock = threading.Lock()
@@ -172,7 +176,9 @@ class OutreachClient(PagedReads):
             return True
         exc = state.outcome.exception() if state.outcome else None
         first_contact = isinstance(exc, Retryable) and exc.kind == "connect" and not self._answered
-        return first_contact and state.attempt_number >= FIRST_CONTACT_ATTEMPTS
+        if first_contact or (isinstance(exc, Retryable) and exc.kind == "stall"):
+            return state.attempt_number >= FIRST_CONTACT_ATTEMPTS
+        return False
 
     def _before_sleep(self, method: str, path: str):  # type: ignore[no-untyped-def]
         def hook(state: RetryCallState) -> None:
@@ -246,24 +252,26 @@ class OutreachClient(PagedReads):
         return self._handle(method, path, response, idempotent, need_data)
 
     def _receive(self, method: str, path: str, params: Mapping[str, Any] | None, json_body: Any) -> httpx.Response:
-        """The whole response, read within `stall_timeout` of sending: a server that trickles its answer a
-        byte at a time never trips the read time-out (`timeout` counts between bytes), so the body is read
-        in chunks against this deadline, and against the run's."""
+        """The whole response, status line and headers included, within `stall_timeout` of sending: a server
+        that trickles its answer a byte at a time never trips the read time-out (`timeout` counts between
+        bytes). Every socket read looks at this deadline, and the run's, at least every
+        `http_watch.SLICE_S`, so a signal also ends a request in flight."""
         stalled_at = time.monotonic() + self.stall_timeout
-        with self._http.stream(method, path, params=params, json=json_body) as streamed:
-            chunks: list[bytes] = []
-            for chunk in streamed.iter_bytes():
-                chunks.append(chunk)
-                self.deadline.check()
-                if time.monotonic() > stalled_at:
-                    self.stats.add(timeouts=1)
-                    raise Retryable(
-                        f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
-                        "sends it too slowly",
-                        kind="timeout",
-                    )
+
+        def check() -> None:
+            self.deadline.check()
+            if time.monotonic() > stalled_at:
+                self.stats.add(timeouts=1)
+                raise Retryable(
+                    f"answer not complete within {self.stall_timeout:.0f}s (stall_timeout_s): the service "
+                    "sends it too slowly",
+                    kind="stall",
+                )
+
+        with watching(check), self._http.stream(method, path, params=params, json=json_body) as streamed:
+            body = streamed.read()
         headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in ("content-encoding", "content-length")]
-        return httpx.Response(streamed.status_code, headers=headers, content=b"".join(chunks), request=streamed.request)
+        return httpx.Response(streamed.status_code, headers=headers, content=body, request=streamed.request)
 
     def _note_date(self, response: httpx.Response) -> None:
         value = response.headers.get("Date")

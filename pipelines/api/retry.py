@@ -23,7 +23,8 @@ MAX_RETRY_AFTER_S = 120.0
 
 class Retryable(Exception):
     """A transient failure; `retry_after` is the server's hint in seconds, if any. `kind`: "connect" (no
-    connection made), "timeout", "server", "rate" (429), "body" (bad JSON), "transport"."""
+    connection made), "timeout", "stall" (the answer came too slowly: `stall_timeout_s`), "server", "rate" (429),
+    "body" (bad JSON), "transport"."""
 
     def __init__(self, reason: str, retry_after: float | None = None, kind: str = "transport") -> None:
         super().__init__(reason)
@@ -62,11 +63,11 @@ def exhausted_error(
             f"{method} {path} failed {attempts} times ({cause}): the service stopped answering; retry later"
         )
     reason = last.reason if isinstance(last, Retryable) else type(last).__name__
-    hint = (
-        "retry later, or lower rate_limit_per_minute"
-        if isinstance(last, Retryable) and last.kind == "rate"
-        else "retry later"
-    )
+    hints = {
+        "rate": "retry later, or lower rate_limit_per_minute",
+        "stall": "retry later, or raise [sources.outreach] stall_timeout_s for a service this slow",
+    }
+    hint = hints.get(last.kind, "retry later") if isinstance(last, Retryable) else "retry later"
     return ApiUnavailableError(
         f"{method} {path} failed {attempts} times (last: {reason}): the API is unavailable or overloaded; {hint}"
     )

@@ -38,7 +38,7 @@ def run_batches(
     """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
     holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
     from pipelines.sync.extract import extract_batch, pipeline_name_for
-    from pipelines.sync.load import load_batch
+    from pipelines.sync.load import load_batch, stop_batch
 
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
     size = settings.batch_size
@@ -64,8 +64,11 @@ def run_batches(
                 key_failures=key_failures if index == 0 else (),
                 deadline=deadline,
             )
-            with lock.access(warehouse):
-                reports = load_batch(extracted)
+            if interrupted():  # no load starts after a signal, and dropping a package needs no warehouse
+                reports = stop_batch(extracted)
+            else:
+                with lock.access(warehouse):
+                    reports = load_batch(extracted)
         by_id = {r.workspace_id: r for r in reports}
         return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
 

@@ -126,7 +126,7 @@ def extract_batch(
     for plan in batch.ok_plans:
         plan.progress.set_stage("normalize")
     try:
-        if batch.ok_plans or not interrupted():  # a stopped batch has nothing to normalize: stop sooner
+        if not interrupted():  # after a signal the package is not loaded (`load_batch`): stop sooner
             pipeline.normalize()
     except Exception as exc:  # noqa: BLE001 - as above
         extracted.error = extracted.error or exc

@@ -8,9 +8,10 @@ loads of one process run one at a time (DuckDB takes one writer). On PostgreSQL 
 from __future__ import annotations
 
 import logging
+import signal
 import time
 
-from pipelines.core.deadline import interrupted
+from pipelines.core.deadline import interrupted, interruption
 from pipelines.core.errors import OutreachError
 from pipelines.core.report import WorkspaceReport
 from pipelines.core.root_cause import one_line, root_cause
@@ -37,12 +38,8 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     clock = time.monotonic()
     load_ids: list[str] = []
     failure: BaseException | None = None
-    if interrupted() and not batch.ok_plans:
-        # stopped by a signal with nothing to commit (a package an earlier run left waits for the next run);
-        # the run records of every stopped workspace are written by the run, together, in one load
-        for plan in batch.plans:
-            plan.progress.set_stage("interrupted")
-        return [_report(extracted, plan, [], 0.0) for plan in batch.plans]
+    if interrupted():
+        return stop_batch(extracted)
     try:
         _update_schema(extracted)
         # one load job at a time on DuckDB: each open COPY holds its own buffers, so parallel jobs made a
@@ -70,6 +67,20 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     for plan in batch.plans:
         plan.progress.set_stage("done" if plan.ok else "failed")
     return reports
+
+
+def stop_batch(extracted: Extracted) -> list[WorkspaceReport]:
+    """After a signal no load starts (the one running when it came finishes: a load is what commits), so a
+    stop waits for one load at most. The batch's package is dropped, its state never committed, and the next
+    run reads its workspaces again; no warehouse access is needed for that."""
+    batch = extracted.batch
+    stop = interruption(interrupted() or signal.SIGINT)
+    for plan in batch.plans:
+        if plan.ok:
+            plan.fail(stop)
+        plan.progress.set_stage("interrupted")
+    extracted.pipeline.abort_packages()
+    return [_report(extracted, plan, [], 0.0) for plan in batch.plans]
 
 
 def _update_schema(extracted: Extracted) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from pipelines.core import constants
+from pipelines.core.deadline import Deadline
 from pipelines.warehouse.lock import DEFAULT_TIMEOUT_S, POLL_S, Holder, WarehouseBusyError
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ def _server_turns(
                         f"gave up after {timeout:.0f} s {line}: rerun when it has finished "
                         "(or raise SOURCES__OUTREACH__LOCK_TIMEOUT_S)"
                     )
-                time.sleep(POLL_S)
+                Deadline(None).sleep(POLL_S)  # a signal ends the wait
         yield
     finally:
         with contextlib.suppress(Exception):

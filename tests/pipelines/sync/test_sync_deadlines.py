@@ -23,7 +23,9 @@ def test_a_trickling_server_is_cut_off_by_the_stall_and_sync_deadlines(
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)[:1]
     # the key check answers at full speed; every later answer comes one byte every 0.3 s: never silent long
-    # enough for the read time-out (20 s), and a page of ~2 KB would take ten minutes
+    # enough for the read time-out (20 s), and a page of ~2 KB would take ten minutes. The stall timeout
+    # cuts each answer off after 1 s; a stall is tried twice per request, so the batch's workers go on
+    # with other requests until the sync's deadline ends the run
     sb.set_faults(drip_ms=300, drip_after=1)
     monkeypatch.setenv("SOURCES__OUTREACH__STALL_TIMEOUT_S", "1")
     monkeypatch.setenv("SOURCES__OUTREACH__SYNC_TIMEOUT_S", "6")
