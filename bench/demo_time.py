@@ -9,6 +9,9 @@ code (e.g. `git worktree add /tmp/before HEAD~1`) with this interpreter, for a b
 Unless `--no-cli`, it then syncs a sandbox of the same scale and rate limit with `outreach sync --mode full`
 and `--mode quick` after a simulated day, the reference the demo's flow runs are compared with.
 Every figure is printed with the date and the load average (the machine may be shared), one JSON line last.
+Each demo run also reports its CPU seconds (user + system of `outreach demo` and every process it started and
+waited for: the sandbox, the Prefect server, dbt's parse ahead): the work it did, which a loaded machine
+stretches in time but does not add to, so runs under different loads stay comparable.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -62,10 +66,17 @@ def parse_demo(stdout: str) -> dict[str, Any]:
     return {"syncs": syncs, "steps": steps}
 
 
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of every child process waited for so far (and of theirs that they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
     """One `outreach demo` in a fresh directory: wall seconds, load average before and after, parsed figures."""
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as cwd:
         before = load_average()
+        cpu_before = _children_cpu_s()
         started = time.perf_counter()
         done = subprocess.run(
             [OUTREACH, "demo", "--scale", scale],
@@ -77,12 +88,13 @@ def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
             timeout=900,
         )
         seconds = time.perf_counter() - started
+        cpu_s = _children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"outreach demo failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     leaked = "leaked" in done.stdout + done.stderr
     figures = parse_demo(done.stdout)
-    return {"run": label, "seconds": round(seconds, 1), "loadavg_before": before, "loadavg_after": load_average(),
-            "leaked_warnings": leaked, **figures}  # fmt: skip
+    return {"run": label, "seconds": round(seconds, 1), "cpu_seconds": round(cpu_s, 1), "loadavg_before": before,
+            "loadavg_after": load_average(), "leaked_warnings": leaked, **figures}  # fmt: skip
 
 
 def run_cli(scale: str, tree: Path | None) -> dict[str, Any]:
@@ -132,8 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         got = run_demo(args.scale, args.tree, label)
         record["demo"].append(got)
         syncs = ", ".join(f"{m} sync {s['seconds']} s ({s['requests']} requests)" for m, s in got["syncs"].items())
-        print(f"demo {label}: {got['seconds']} s wall; {syncs}; load average {got['loadavg_before']} before, "
-              f"{got['loadavg_after']} after", flush=True)  # fmt: skip
+        print(f"demo {label}: {got['seconds']} s wall, {got['cpu_seconds']} s CPU; {syncs}; "
+              f"load average {got['loadavg_before']} before, {got['loadavg_after']} after", flush=True)  # fmt: skip
         for item in got["steps"]:
             print(f"  {item['step']}: {item.get('seconds', '?')} s", flush=True)
     if not args.no_cli:
