@@ -1,6 +1,6 @@
 """How long `outreach demo` takes as a new user runs it, and the same sandbox synced by `outreach sync`.
 
-Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli]
+Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli] [--save LABEL]
 
 Each run is `outreach demo --scale SCALE` in a fresh directory, with none of the user's Prefect or outreach
 settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run of a session
@@ -8,7 +8,9 @@ is the cold one (nothing of the demo's cached yet); later runs are warm. `--tree
 code (e.g. `git worktree add /tmp/before HEAD~1`) with this interpreter, for a before/after in one session.
 Unless `--no-cli`, it then syncs a sandbox of the same scale and rate limit with `outreach sync --mode full`
 and `--mode quick` after a simulated day, the reference the demo's flow runs are compared with.
-Every figure is printed with the date and the load average (the machine may be shared), one JSON line last.
+`--save LABEL` also stores the record under LABEL (e.g. `before`, `after`) in bench/results.json and
+bench/RESULTS.md, beside the other labels' runs. Every figure is printed with the date and the load average
+(the machine may be shared), one JSON line last.
 Each demo run also reports its CPU seconds (user + system of `outreach demo` and every process it started and
 waited for: the sandbox, the Prefect server, dbt's parse ahead): the work it did, which a loaded machine
 stretches in time but does not add to, so runs under different loads stay comparable.
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="small")
     parser.add_argument("--tree", type=Path, default=None, help="run this checkout's code instead")
     parser.add_argument("--no-cli", action="store_true", help="skip the `outreach sync` reference")
+    parser.add_argument("--save", metavar="LABEL", help="store the record under LABEL in bench/RESULTS.md")
     args = parser.parse_args(argv)
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"# outreach demo --scale {args.scale}, {date}, code: {args.tree or 'this checkout'}", flush=True)
@@ -155,7 +158,57 @@ def main(argv: list[str] | None = None) -> int:
               f"quick {cli['quick']['seconds']} s ({cli['quick']['requests']} requests), process start included; "
               f"load average {cli['loadavg_before']} before, {cli['loadavg_after']} after", flush=True)  # fmt: skip
     print(json.dumps(record))
+    if args.save:
+        save(record, args.save)
     return 0
+
+
+def save(record: dict[str, Any], label: str) -> None:
+    """Store one run of this bench under `label` (bench/results.json, then RESULTS.md is written again)."""
+    from bench.results import save_record
+
+    save_record(
+        {"name": "demo_time", "scale": f"{record['scale']} {label}", "date": record["date"], "result": record},
+        section="other",
+    )
+
+
+def results_section(records: list[dict[str, Any]]) -> list[str]:
+    """RESULTS.md's section: one row per demo run of every stored label, then the `outreach sync` reference."""
+    out = [
+        "",
+        "## `outreach demo`: wall and CPU seconds per run (`python -m bench.demo_time --save LABEL`)",
+        "",
+        "A fresh directory and no Prefect or outreach settings per run, as a new user runs it. Wall seconds stretch",
+        "with the machine's load (its 2 cores are shared with other work: see the load averages); CPU seconds are",
+        "the work of the demo and every process it started and waited for, which load does not add to. The first",
+        "run of a label is the cold one (with an empty `XDG_CACHE_HOME` where the label says so). Steps: sandbox",
+        "and Prefect API / full sync / a simulated day / quick sync / models, tests, BI file and dashboard.",
+        "",
+        "| label | run | measured | wall s | CPU s | load before → after | steps s | full sync req | quick sync req |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    cli_lines = []
+    for stored in records:
+        rec, label = stored["result"], stored["scale"].partition(" ")[2]
+        for run in rec.get("demo", []):
+            steps = " / ".join(str(step.get("seconds", "?")) for step in run["steps"])
+            syncs = run.get("syncs", {})
+            out.append(
+                f"| {label} | {run['run']} | {rec['date']} | {run['seconds']} | {run.get('cpu_seconds', '-')} "
+                f"| {run['loadavg_before']} → {run['loadavg_after']} | {steps} "
+                f"| {syncs.get('full', {}).get('requests', '-')} | {syncs.get('quick', {}).get('requests', '-')} |"
+            )
+        cli = rec.get("cli")
+        if cli:
+            cli_lines.append(
+                f"- {label}, {rec['date']}: `outreach sync` of a sandbox like the demo's, "
+                f"full {cli['full']['seconds']} s "
+                f"({cli['full']['requests']} requests), quick {cli['quick']['seconds']} s "
+                f"({cli['quick']['requests']} requests), process start included; load {cli['loadavg_before']} → "
+                f"{cli['loadavg_after']}"
+            )
+    return out + (["", *cli_lines] if cli_lines else [])
 
 
 if __name__ == "__main__":
