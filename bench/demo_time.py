@@ -3,9 +3,11 @@
 Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli] [--save LABEL]
 
 Each run is `outreach demo --scale SCALE` in a fresh directory, with none of the user's Prefect or outreach
-settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run of a session
-is the cold one (nothing of the demo's cached yet); later runs are warm. `--tree DIR` runs another checkout's
-code (e.g. `git worktree add /tmp/before HEAD~1`) with this interpreter, for a before/after in one session.
+settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run is the cold
+one when nothing of the demo's is cached yet: run the bench with an empty cache, `XDG_CACHE_HOME=$(mktemp -d)`,
+for a new user's first run (the Prefect server's migrated database is kept there); later runs are warm.
+`--tree DIR` runs another checkout's code (e.g. `git archive HEAD~1 | tar -x -C /tmp/before`) with this
+interpreter, for a before/after in one session.
 Unless `--no-cli`, it then syncs a sandbox of the same scale and rate limit with `outreach sync --mode full`
 and `--mode quick` after a simulated day, the reference the demo's flow runs are compared with.
 `--save LABEL` also stores the record under LABEL (e.g. `before`, `after`) in bench/results.json and
