@@ -269,8 +269,8 @@ def build_reporting(demo: Demo) -> None:
     if demo.parse_ahead is not None:
         if demo.parse_ahead.wait():
             _say(f"  dbt's parse of the project, made beside the syncs in {demo.parse_ahead.seconds:.1f} s, reused")
-        else:  # dbt's log in the warehouse's dbt directory says why
-            _say("  dbt's parse ahead did not finish: the build parses the project itself")
+        else:  # a busy machine left it no spare CPU (or dbt's log in the warehouse's dbt directory says why)
+            _say("  dbt's parse ahead had not finished (no spare CPU): the build parses the project itself")
     seconds = build_flow(duckdb_path=str(demo.warehouse))
     _say("  " + ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
 

@@ -2,8 +2,13 @@
 
 `dbt parse` writes dbt's saved parse (`partial_parse.msgpack`) into the warehouse's dbt state directory
 (`WarehouseTarget.state_dir`) with the vars the build uses, so the build that follows reads it instead of
-parsing the whole project: on a 2-core machine a full parse is about 12 CPU seconds, the largest single
-part of a first build. `outreach demo` starts it beside its Prefect server, sandbox and syncs.
+parsing the whole project, a large part of a first build's CPU (flows/README.md, "How long it takes").
+`outreach demo` starts it beside its Prefect server, sandbox and syncs.
+
+The process runs at a lower priority (`NICENESS`): it takes only CPU that nothing else of the caller's
+wants, so it never delays what the caller waits for (on a 2-core machine: a Prefect server's start, a sync).
+When the build is due and the parse has not finished (a busy machine), the caller stops it and the build
+parses the project itself, as it would have without it.
 
 dbt decides whether a saved parse is still valid (its version, the vars, the profile, every project
 file's checksum) and parses again when it is not: a parse ahead can make a build faster, never different.
@@ -15,6 +20,7 @@ Run directly: `python -m models.parse_ahead <duckdb path>`.
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -23,7 +29,8 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-WAIT_TIMEOUT_S = 300.0
+WAIT_TIMEOUT_S = 5.0  # how long a due build waits for an unfinished parse before parsing itself
+NICENESS = 10
 
 
 def parse(duckdb_path: str | Path) -> bool:
@@ -46,12 +53,12 @@ class ParseAhead:
     seconds: float | None = None
 
     def wait(self, timeout_s: float = WAIT_TIMEOUT_S) -> bool:
-        """Wait for the parse to end; True when it saved its parse. Past the timeout it is stopped and the
-        build parses on its own (slower, same result)."""
+        """Wait for the parse to end; True when it saved its parse. Past the timeout it is stopped: the build
+        then parses on its own (slower, same result)."""
         try:
             code = self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            log.debug("dbt parse ahead still running after %.0f s: stopped, the build parses itself", timeout_s)
+            log.debug("dbt's parse ahead unfinished after %.0f s more: stopped, the build parses itself", timeout_s)
             self.stop()
             return False
         if self.seconds is None:
@@ -80,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         sys.stderr.write("usage: python -m models.parse_ahead <duckdb path>\n")
         return 2
+    os.nice(NICENESS)
     return 0 if parse(args[0]) else 1
 
 

@@ -19,7 +19,7 @@ def test_a_parse_ahead_spares_the_next_invocation_a_full_parse_and_never_touches
 
     warehouse = tmp_path / "ahead" / "w.duckdb"
     ahead = start(warehouse)
-    assert ahead.wait(), "python -m models.parse_ahead failed: see dbt.log in the warehouse's dbt directory"
+    assert ahead.wait(timeout_s=600), "python -m models.parse_ahead failed: see dbt.log in its dbt directory"
     assert ahead.seconds is not None and ahead.seconds > 0
     target = resolve_target(warehouse)
     assert (target.state_dir / "target" / "partial_parse.msgpack").is_file()
