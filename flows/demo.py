@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from flows import demo_alerts, stages
 from flows.shell import command, shown_path
-from models import parse_ahead
+from models.parse_ahead import ParseAhead
+from models.parse_ahead import start as start_parse_ahead
 from pipelines import demo_guard
 from pipelines.errors import ConfigError
 
@@ -187,7 +188,7 @@ class Demo:
     refs: list[str] = field(default_factory=list)
     prefect_temporary: bool = False
     alert_sink: Any = None  # the local JSON webhook the alerts notify (flows.demo_alerts)
-    parse_ahead: Any = None  # dbt's parse of the project, in a process beside the services and the syncs
+    parse_ahead: ParseAhead | None = None  # dbt's parse of the project, in a process beside the services and the syncs
 
 
 @contextmanager
@@ -308,7 +309,7 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {demo.warehouse}")
     total = len(STEPS) + 1
     with ExitStack() as stack:
-        demo.parse_ahead = parse_ahead.start(demo.warehouse)
+        demo.parse_ahead = start_parse_ahead(demo.warehouse)
         stack.callback(demo.parse_ahead.stop)
         with step(f"[1/{total}] sandbox and Prefect API, started side by side"):
             start_services(demo, stack)
