@@ -15,7 +15,9 @@ bench/RESULTS.md, beside the other labels' runs. Every figure is printed with th
 (the machine may be shared), one JSON line last.
 Each demo run also reports its CPU seconds (user + system of `outreach demo` and every process it started and
 waited for: the sandbox, the Prefect server, dbt's parse ahead): the work it did, which a loaded machine
-stretches in time but does not add to, so runs under different loads stay comparable.
+inflates far less than the wall time. Not wholly: the Prefect server's services and the demo's polls run
+every second, so a run stretched by load also spends more CPU (100 s at load 26-37 against about 68 s at
+load 18-22, 2026-11-25).
 """
 
 from __future__ import annotations
@@ -186,7 +188,8 @@ def results_section(records: list[dict[str, Any]]) -> list[str]:
         "",
         "A fresh directory and no Prefect or outreach settings per run, as a new user runs it. Wall seconds stretch",
         "with the machine's load (its 2 cores are shared with other work: see the load averages); CPU seconds are",
-        "the work of the demo and every process it started and waited for, which load does not add to. A first",
+        "the work of the demo and every process it started and waited for, which load inflates far less (not",
+        "wholly: the Prefect server's services run every second, so a longer run spends more CPU). A first",
         "run is `first (cold)` when no Prefect database was cached (an empty `XDG_CACHE_HOME`, as on a new machine).",
         "Steps: sandbox and Prefect API / full sync / a simulated day / quick sync / models, tests, BI file and",
         "dashboard.",
