@@ -14,7 +14,7 @@ and `--mode quick` after a simulated day, the reference the demo's flow runs are
 bench/RESULTS.md, beside the other labels' runs. Every figure is printed with the date and the load average
 (the machine may be shared), one JSON line last.
 Each demo run also reports its CPU seconds (user + system of `outreach demo` and every process it started and
-waited for: the sandbox, the Prefect server, dbt's parse ahead): the work it did, which a loaded machine
+waited for: the sandbox, the Prefect server): the work it did, which a loaded machine
 inflates far less than the wall time. Not wholly: the Prefect server's services and the demo's polls run
 every second, so a run stretched by load also spends more CPU (100 s at load 26-37 against about 68 s at
 load 18-22, 2026-11-25).

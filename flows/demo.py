@@ -1,7 +1,6 @@
 """``outreach demo``: the whole product end to end against a local sandbox, in one command.
 
-Starts a sandbox (in a process of its own, on a free loopback port) while the Prefect API starts and
-dbt parses the project in a third process (``models.parse_ahead``: the build then reads the saved parse),
+Starts a sandbox (in a process of its own, on a free loopback port) while the Prefect API starts,
 stores its two workspaces' read keys as Prefect Secret blocks, runs a full ``sync_all`` flow,
 advances the sandbox clock a simulated day, runs a quick ``sync_all``, then builds the models, runs
 the data tests, publishes the BI file and draws the dashboard once (``build_reporting``), prints a summary from
@@ -28,8 +27,6 @@ from typing import Any, Literal
 
 from flows import demo_alerts, stages
 from flows.shell import command, shown_path
-from models.parse_ahead import ParseAhead
-from models.parse_ahead import start as start_parse_ahead
 from pipelines import demo_guard
 from pipelines.errors import ConfigError
 
@@ -188,7 +185,6 @@ class Demo:
     refs: list[str] = field(default_factory=list)
     prefect_temporary: bool = False
     alert_sink: Any = None  # the local JSON webhook the alerts notify (flows.demo_alerts)
-    parse_ahead: ParseAhead | None = None  # dbt's parse of the project, in a process beside the services and the syncs
 
 
 @contextmanager
@@ -267,11 +263,6 @@ def build_reporting(demo: Demo) -> None:
     """The models, data tests, BI file and dashboard, built once from both syncs."""
     from flows.build_flow import build_reporting as build_flow
 
-    if demo.parse_ahead is not None:
-        if demo.parse_ahead.wait():
-            _say(f"  dbt's parse of the project, made beside the syncs in {demo.parse_ahead.seconds:.1f} s, reused")
-        else:  # a busy machine left it no spare CPU (or dbt's log in the warehouse's dbt directory says why)
-            _say("  dbt's parse ahead had not finished (no spare CPU): the build parses the project itself")
     seconds = build_flow(duckdb_path=str(demo.warehouse))
     _say("  " + ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
 
@@ -309,8 +300,6 @@ def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
     _say(f"outreach demo: sandbox scale {scale!r}, warehouse {demo.warehouse}")
     total = len(STEPS) + 1
     with ExitStack() as stack:
-        demo.parse_ahead = start_parse_ahead(demo.warehouse)
-        stack.callback(demo.parse_ahead.stop)
         with step(f"[1/{total}] sandbox and Prefect API, started side by side"):
             start_services(demo, stack)
         for number, (title, run_step) in enumerate(STEPS, start=2):

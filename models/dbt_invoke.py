@@ -38,7 +38,6 @@ class Invocation:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # lines our macros log with the "outreach: " prefix
     seconds: float = 0.0
-    full_parse: bool = False  # dbt parsed the whole project (no saved parse, or a stale one)
 
 
 def invoke(
@@ -72,8 +71,6 @@ def invoke(
             outcome.warnings.append(" ".join(str(event.info.msg).split()))
         elif name == "JinjaLogInfo" and str(event.info.msg).startswith(_NOTE_PREFIX):
             outcome.notes.append(str(event.info.msg)[len(_NOTE_PREFIX) :])
-        elif name == "UnableToPartialParse":
-            outcome.full_parse = True
 
     started = time.perf_counter()
     with _RUN_LOCK, _environment(target.dbt_env()):
