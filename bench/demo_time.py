@@ -1,14 +1,23 @@
 """How long `outreach demo` takes as a new user runs it, and the same sandbox synced by `outreach sync`.
 
-Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli]
+Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli] [--save LABEL]
 
 Each run is `outreach demo --scale SCALE` in a fresh directory, with none of the user's Prefect or outreach
-settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run of a session
-is the cold one (nothing of the demo's cached yet); later runs are warm. `--tree DIR` runs another checkout's
-code (e.g. `git worktree add /tmp/before HEAD~1`) with this interpreter, for a before/after in one session.
+settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run is the cold
+one when nothing of the demo's is cached yet: run the bench with an empty cache, `XDG_CACHE_HOME=$(mktemp -d)`,
+for a new user's first run (the Prefect server's migrated database is kept there); later runs are warm.
+`--tree DIR` runs another checkout's code (e.g. `git archive HEAD~1 | tar -x -C /tmp/before`) with this
+interpreter, for a before/after in one session.
 Unless `--no-cli`, it then syncs a sandbox of the same scale and rate limit with `outreach sync --mode full`
 and `--mode quick` after a simulated day, the reference the demo's flow runs are compared with.
-Every figure is printed with the date and the load average (the machine may be shared), one JSON line last.
+`--save LABEL` also stores the record under LABEL (e.g. `before`, `after`) in bench/results.json and
+bench/RESULTS.md, beside the other labels' runs. Every figure is printed with the date and the load average
+(the machine may be shared), one JSON line last.
+Each demo run also reports its CPU seconds (user + system of `outreach demo` and every process it started and
+waited for: the sandbox, the Prefect server): the work it did, which a loaded machine
+inflates far less than the wall time. Not wholly: the Prefect server's services and the demo's polls run
+every second, so a run stretched by load also spends more CPU (100 s at load 26-37 against about 68 s at
+load 18-22, 2026-11-25).
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -62,10 +72,17 @@ def parse_demo(stdout: str) -> dict[str, Any]:
     return {"syncs": syncs, "steps": steps}
 
 
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of every child process waited for so far (and of theirs that they waited for)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
     """One `outreach demo` in a fresh directory: wall seconds, load average before and after, parsed figures."""
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as cwd:
         before = load_average()
+        cpu_before = _children_cpu_s()
         started = time.perf_counter()
         done = subprocess.run(
             [OUTREACH, "demo", "--scale", scale],
@@ -77,12 +94,13 @@ def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
             timeout=900,
         )
         seconds = time.perf_counter() - started
+        cpu_s = _children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"outreach demo failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     leaked = "leaked" in done.stdout + done.stderr
     figures = parse_demo(done.stdout)
-    return {"run": label, "seconds": round(seconds, 1), "loadavg_before": before, "loadavg_after": load_average(),
-            "leaked_warnings": leaked, **figures}  # fmt: skip
+    return {"run": label, "seconds": round(seconds, 1), "cpu_seconds": round(cpu_s, 1), "loadavg_before": before,
+            "loadavg_after": load_average(), "leaked_warnings": leaked, **figures}  # fmt: skip
 
 
 def run_cli(scale: str, tree: Path | None) -> dict[str, Any]:
@@ -122,18 +140,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="small")
     parser.add_argument("--tree", type=Path, default=None, help="run this checkout's code instead")
     parser.add_argument("--no-cli", action="store_true", help="skip the `outreach sync` reference")
+    parser.add_argument("--save", metavar="LABEL", help="store the record under LABEL in bench/RESULTS.md")
     args = parser.parse_args(argv)
     date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     print(f"# outreach demo --scale {args.scale}, {date}, code: {args.tree or 'this checkout'}", flush=True)
     record: dict[str, Any] = {"bench": "demo_time", "date": date, "scale": args.scale, "tree": str(args.tree or "")}
     record["demo"] = []
+    from flows.prefect_api import migrated_database_template  # the one cache the demo keeps between runs
+
+    cached = migrated_database_template().is_file()
     for index in range(args.runs):
-        label = "first (cold)" if index == 0 else f"warm #{index}"
+        label = f"warm #{index}" if index else ("first (Prefect database cached)" if cached else "first (cold)")
         got = run_demo(args.scale, args.tree, label)
         record["demo"].append(got)
         syncs = ", ".join(f"{m} sync {s['seconds']} s ({s['requests']} requests)" for m, s in got["syncs"].items())
-        print(f"demo {label}: {got['seconds']} s wall; {syncs}; load average {got['loadavg_before']} before, "
-              f"{got['loadavg_after']} after", flush=True)  # fmt: skip
+        print(f"demo {label}: {got['seconds']} s wall, {got['cpu_seconds']} s CPU; {syncs}; "
+              f"load average {got['loadavg_before']} before, {got['loadavg_after']} after", flush=True)  # fmt: skip
         for item in got["steps"]:
             print(f"  {item['step']}: {item.get('seconds', '?')} s", flush=True)
     if not args.no_cli:
@@ -143,7 +165,59 @@ def main(argv: list[str] | None = None) -> int:
               f"quick {cli['quick']['seconds']} s ({cli['quick']['requests']} requests), process start included; "
               f"load average {cli['loadavg_before']} before, {cli['loadavg_after']} after", flush=True)  # fmt: skip
     print(json.dumps(record))
+    if args.save:
+        save(record, args.save)
     return 0
+
+
+def save(record: dict[str, Any], label: str) -> None:
+    """Store one run of this bench under `label` (bench/results.json, then RESULTS.md is written again)."""
+    from bench.results import save_record
+
+    save_record(
+        {"name": "demo_time", "scale": f"{record['scale']} {label}", "date": record["date"], "result": record},
+        section="other",
+    )
+
+
+def results_section(records: list[dict[str, Any]]) -> list[str]:
+    """RESULTS.md's section: one row per demo run of every stored label, then the `outreach sync` reference."""
+    out = [
+        "",
+        "## `outreach demo`: wall and CPU seconds per run (`python -m bench.demo_time --save LABEL`)",
+        "",
+        "A fresh directory and no Prefect or outreach settings per run, as a new user runs it. Wall seconds stretch",
+        "with the machine's load (its 2 cores are shared with other work: see the load averages); CPU seconds are",
+        "the work of the demo and every process it started and waited for, which load inflates far less (not",
+        "wholly: the Prefect server's services run every second, so a longer run spends more CPU). A first",
+        "run is `first (cold)` when no Prefect database was cached (an empty `XDG_CACHE_HOME`, as on a new machine).",
+        "Steps: sandbox and Prefect API / full sync / a simulated day / quick sync / models, tests, BI file and",
+        "dashboard.",
+        "",
+        "| label | run | measured | wall s | CPU s | load before → after | steps s | full sync req | quick sync req |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    cli_lines = []
+    for stored in records:
+        rec, label = stored["result"], stored["scale"].partition(" ")[2]
+        for run in rec.get("demo", []):
+            steps = " / ".join(str(step.get("seconds", "?")) for step in run["steps"])
+            syncs = run.get("syncs", {})
+            out.append(
+                f"| {label} | {run['run']} | {rec['date']} | {run['seconds']} | {run.get('cpu_seconds', '-')} "
+                f"| {run['loadavg_before']} → {run['loadavg_after']} | {steps} "
+                f"| {syncs.get('full', {}).get('requests', '-')} | {syncs.get('quick', {}).get('requests', '-')} |"
+            )
+        cli = rec.get("cli")
+        if cli:
+            cli_lines.append(
+                f"- {label}, {rec['date']}: `outreach sync` of a sandbox like the demo's, "
+                f"full {cli['full']['seconds']} s "
+                f"({cli['full']['requests']} requests), quick {cli['quick']['seconds']} s "
+                f"({cli['quick']['requests']} requests), process start included; load {cli['loadavg_before']} → "
+                f"{cli['loadavg_after']}"
+            )
+    return out + (["", *cli_lines] if cli_lines else [])
 
 
 if __name__ == "__main__":

@@ -305,6 +305,11 @@ def render_markdown(data: dict[str, Any]) -> str:
                 f"| {p['path']} | {p['rows']} | {p['extract_s']} | {p['normalize_s']} | {p['load_s']} "
                 f"| {p['total_s']} | {p['rows_per_s']} | {p['peak_mb']:.0f} |"
             )
+    demo_runs = [other.pop(key) for key in sorted(other) if key.startswith("demo_time/")]
+    if demo_runs:
+        from bench.demo_time import results_section
+
+        out += results_section(demo_runs)
     if other:
         out += ["", "## Other benchmarks (one JSON line each, as printed)", ""]
         for key, rec in sorted(other.items()):
