@@ -8,6 +8,14 @@ from typing import Any
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def dbt_parse_cache() -> None:
+    """dbt's parse of the project, shared by the session's new warehouses (devtools/dbt_parse_cache.py)."""
+    from devtools.dbt_parse_cache import install
+
+    install()
+
+
 @pytest.fixture
 def make_sandbox() -> Iterator[Callable[..., Any]]:
     """Start sandboxes (uvicorn on a free loopback port, in a thread); stop them all after the test.
