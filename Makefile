@@ -7,7 +7,8 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP_VERSION := 26.3
 # Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 3 keep 2 cores busy.
-# One file runs on one worker (loadfile): a file's tests share its servers and ports.
+# One file runs on one worker (loadfile): a file's tests share its servers and ports. Files start in collection
+# order (no reorder by test count): tests/conftest.py puts the slowest first.
 TEST_WORKERS ?= 3
 # `make lint`: ruff (check, format) over the whole tree, tests included; mypy --strict over pyproject's `files`
 # (all the Python but tests/). Name folders here to check fewer.
@@ -39,7 +40,7 @@ lint: setup
 	devtools/lint.sh $(LINT_PATHS)
 
 test: setup system-deps lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 demo: setup
 	$(BIN)/outreach demo
