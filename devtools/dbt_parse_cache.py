@@ -13,7 +13,7 @@ warehouse file's path alone (in profiles.yml's `attach` and `temp_directory`) wo
 parse again. No model, test or macro reads it at parse time (they name the attached catalog, `warehouse`),
 so the check here hashes every connection value with that path replaced by a placeholder. This uses
 dbt's private `ManifestLoader`: kept in this one module, for the suite only, and
-tests/test_dbt_parse_cache.py fails when dbt changes it.
+tests/models/test_dbt_parse_cache.py fails when dbt changes it.
 
 `install()` wraps dbt's programmatic runner of this process (the test suite calls it from conftest.py);
 the product never uses this module. Files live under ``$OUTREACH_CACHE_DIR/dbt-parse`` (see
