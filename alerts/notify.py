@@ -111,7 +111,10 @@ def _fmt(value: Any) -> str:
 
 
 def prefect_configured() -> bool:
-    """A Prefect API to send events to (PREFECT_API_URL, set in served and deployed runs)."""
+    """A Prefect API to send events to (PREFECT_API_URL, set in served and deployed runs). Prefect is imported
+    only where one may be configured (`_prefect_may_have_an_api`)."""
+    if not _prefect_may_have_an_api():
+        return False
     from prefect.settings import PREFECT_API_URL
 
     return bool(PREFECT_API_URL.value())

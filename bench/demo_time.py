@@ -180,45 +180,5 @@ def save(record: dict[str, Any], label: str) -> None:
     )
 
 
-def results_section(records: list[dict[str, Any]]) -> list[str]:
-    """RESULTS.md's section: one row per demo run of every stored label, then the `outreach sync` reference."""
-    out = [
-        "",
-        "## `outreach demo`: wall and CPU seconds per run (`python -m bench.demo_time --save LABEL`)",
-        "",
-        "A fresh directory and no Prefect or outreach settings per run, as a new user runs it. Wall seconds stretch",
-        "with the machine's load (its 2 cores are shared with other work: see the load averages); CPU seconds are",
-        "the work of the demo and every process it started and waited for, which load inflates far less (not",
-        "wholly: the Prefect server's services run every second, so a longer run spends more CPU). A first",
-        "run is `first (cold)` when no Prefect database was cached (an empty `XDG_CACHE_HOME`, as on a new machine).",
-        "Steps: sandbox and Prefect API / full sync / a simulated day / quick sync / models, tests, BI file and",
-        "dashboard.",
-        "",
-        "| label | run | measured | wall s | CPU s | load before → after | steps s | full sync req | quick sync req |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    cli_lines = []
-    for stored in records:
-        rec, label = stored["result"], stored["scale"].partition(" ")[2]
-        for run in rec.get("demo", []):
-            steps = " / ".join(str(step.get("seconds", "?")) for step in run["steps"])
-            syncs = run.get("syncs", {})
-            out.append(
-                f"| {label} | {run['run']} | {rec['date']} | {run['seconds']} | {run.get('cpu_seconds', '-')} "
-                f"| {run['loadavg_before']} → {run['loadavg_after']} | {steps} "
-                f"| {syncs.get('full', {}).get('requests', '-')} | {syncs.get('quick', {}).get('requests', '-')} |"
-            )
-        cli = rec.get("cli")
-        if cli:
-            cli_lines.append(
-                f"- {label}, {rec['date']}: `outreach sync` of a sandbox like the demo's, "
-                f"full {cli['full']['seconds']} s "
-                f"({cli['full']['requests']} requests), quick {cli['quick']['seconds']} s "
-                f"({cli['quick']['requests']} requests), process start included; load {cli['loadavg_before']} → "
-                f"{cli['loadavg_after']}"
-            )
-    return out + (["", *cli_lines] if cli_lines else [])
-
-
 if __name__ == "__main__":
     sys.exit(main())

@@ -112,7 +112,7 @@ def report_from(outcome: Invocation, target: Warehouse) -> BuildReport:
             )
         )
     if outcome.exception is not None:
-        report.error = f"dbt stopped: {one_line(outcome.exception)}"
+        report.error = f"dbt stopped: {one_line(outcome.exception, 500, all_lines=True)}"
     elif not outcome.success and not any(r.failed for r in report.results):
         report.error = (
             "dbt reported a failure without a failing node (see the dbt log under "

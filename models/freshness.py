@@ -45,7 +45,7 @@ def check_freshness(
     results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)
     if outcome.exception is not None:
-        report.error = one_line(outcome.exception)
+        report.error = one_line(outcome.exception, all_lines=True)
     elif not report.sources and not outcome.success:
         report.error = f"dbt source freshness failed (see the dbt log under {dbt_state_dir(target) / 'logs'})"
     save_freshness(target, report)

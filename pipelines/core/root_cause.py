@@ -51,9 +51,11 @@ def explain_oserror(error: OSError) -> str | None:
     return None
 
 
-def one_line(error: BaseException, limit: int = 300) -> str:
-    """An error's message in one line: its first non-empty line (what follows is a library's detail), at most
-    `limit` characters; the error's type name when it has no message. Every one-line error of the product
-    quotes a library's message through this."""
+def one_line(error: BaseException, limit: int = 300, *, all_lines: bool = False) -> str:
+    """An error's message in one line, at most `limit` characters; the error's type name when it has no message.
+    Its first non-empty line (what follows is most libraries' detail), or with `all_lines` every line joined
+    (dbt puts the cause below a generic first line). Every one-line error of the product quotes a library's
+    message through this."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0][:limit] if lines else type(error).__name__
+    text = " ".join(lines) if all_lines else (lines[0] if lines else "")
+    return text[:limit] if text else type(error).__name__

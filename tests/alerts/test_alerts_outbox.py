@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from tests.test_alerts_rules import MB, SCHEMA, T0, WS
+from test_alerts_rules import MB, SCHEMA, T0, WS
 from typer.testing import CliRunner
 
 from alerts import evaluate, resolve_alert_settings

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.test_alerts_outbox import IID, World
+from test_alerts_outbox import IID, World
 
 from alerts import notify
 from alerts.notify import EVENT_OPENED

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bench.demo_time import parse_demo, results_section
+from bench.demo_time import parse_demo
+from bench.results import demo_section
 
 DEMO_OUTPUT = """outreach demo: sandbox scale 'small', warehouse /x/data/outreach.duckdb
 [1/5] sandbox and Prefect API, started side by side ...
@@ -32,7 +33,7 @@ def test_the_results_section_has_a_row_per_run_with_its_label_cpu_and_load() -> 
         {"name": "demo_time", "scale": "small before", "result": {"date": "D1", "demo": [run], "cli": cli}},
         {"name": "demo_time", "scale": "small after", "result": {"date": "D2", "demo": [run, {**run, "run": "w"}]}},
     ]
-    lines = results_section(stored)
+    lines = demo_section(stored)
     rows = [line for line in lines if line.startswith("| before") or line.startswith("| after")]
     assert len(rows) == 3
     assert rows[0].split(" | ")[:6] == ["| before", "first (cold)", "D1", "25.0", "40.2", "1.0 1.1 1.2 → 1.5 1.2 1.2"]

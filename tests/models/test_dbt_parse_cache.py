@@ -11,7 +11,8 @@ from devtools.dbt_parse_cache import CACHE, cache_key, install
 from models import PROJECT_DIR
 from models.build import ATOMIC_VARS
 from models.dbt_invoke import invoke
-from models.settings import WarehouseTarget
+from models.settings import dbt_state_dir
+from pipelines.warehouse.destination import Warehouse
 
 
 def _args(project: Path, dbt_vars: str = "") -> list[str]:
@@ -32,11 +33,11 @@ def test_the_key_changes_with_every_input_dbt_checks(tmp_path: Path) -> None:
 
 
 def _parse(warehouse: Path) -> tuple[set[str], str]:
-    target = WarehouseTarget(destination="duckdb", duckdb_path=warehouse)
+    target = Warehouse(destination="duckdb", duckdb_path=warehouse)
     outcome = invoke(["parse"], target, dbt_vars=ATOMIC_VARS)
     assert outcome.success, outcome.exception
-    nodes = json.loads((target.state_dir / "target" / "manifest.json").read_text())["nodes"]
-    return set(nodes), (target.state_dir / "logs" / "dbt.log").read_text()
+    nodes = json.loads((dbt_state_dir(target) / "target" / "manifest.json").read_text())["nodes"]
+    return set(nodes), (dbt_state_dir(target) / "logs" / "dbt.log").read_text()
 
 
 def test_a_new_warehouse_takes_the_cached_parse(tmp_path: Path) -> None:
