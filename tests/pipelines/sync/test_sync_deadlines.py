@@ -17,22 +17,30 @@ from pipelines.core.errors import ApiUnavailableError
 from pipelines.sync.run import run_sync
 
 
+def _trickled_sync(
+    make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stall_s: int, sync_s: int
+) -> None:
+    """A sync against a sandbox whose answers (after the key check) come one byte every 0.3 s: never silent long
+    enough for the read time-out (20 s), a page of ~2 KB would take ten minutes. Raises what ends it, within 15 s."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = admin_keys(sb)[:1]
+    sb.set_faults(drip_ms=300, drip_after=1)
+    monkeypatch.setenv("SOURCES__OUTREACH__STALL_TIMEOUT_S", str(stall_s))
+    monkeypatch.setenv("SOURCES__OUTREACH__SYNC_TIMEOUT_S", str(sync_s))
+    started = time.monotonic()
+    try:
+        run_sync(**sandbox_sync_args(sb, keys, tmp_path / "w.duckdb", tmp_path))
+    finally:
+        elapsed = time.monotonic() - started
+        assert elapsed < 15, f"the sync took {elapsed:.1f} s (stall {stall_s} s, deadline {sync_s} s)"
+
+
 def test_a_trickling_server_is_cut_off_by_the_stall_timeout(
     make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sb = make_sandbox(scale="tiny", rate_limit=0)
-    keys = admin_keys(sb)[:1]
-    # the key check answers at full speed; every later answer comes one byte every 0.3 s: never silent long
-    # enough for the read time-out (20 s), and a page of ~2 KB would take ten minutes. The stall timeout
-    # cuts each answer off after 1 s, and a request that stalls twice fails the run in one line naming it
-    sb.set_faults(drip_ms=300, drip_after=1)
-    monkeypatch.setenv("SOURCES__OUTREACH__STALL_TIMEOUT_S", "1")
-    monkeypatch.setenv("SOURCES__OUTREACH__SYNC_TIMEOUT_S", "600")
-    started = time.monotonic()
+    # each answer is cut off after 1 s, and a request that stalls twice fails the run in one line naming it
     with pytest.raises(ApiUnavailableError, match=r"stall_timeout_s") as caught:
-        run_sync(**sandbox_sync_args(sb, keys, tmp_path / "w.duckdb", tmp_path))
-    seconds = time.monotonic() - started
-    assert seconds < 15, f"the sync took {seconds:.1f} s against a 1 s stall timeout"
+        _trickled_sync(make_sandbox, tmp_path, monkeypatch, stall_s=1, sync_s=600)
     assert "\n" not in str(caught.value)
     runs = query(tmp_path / "w.duckdb", "select outcome, requests, error from outreach.sync_runs")
     assert [r[0] for r in runs] == ["failed"] and "stall_timeout_s" in runs[0][2]
@@ -42,18 +50,10 @@ def test_a_trickling_server_is_cut_off_by_the_stall_timeout(
 def test_a_trickling_server_is_cut_off_by_the_sync_deadline(
     make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sb = make_sandbox(scale="tiny", rate_limit=0)
-    keys = admin_keys(sb)[:1]
-    # the same trickle, with a stall timeout longer than the run may take: the sync's own deadline ends it,
-    # checked while the answers trickle in (every socket read waits in slices that look at it)
-    sb.set_faults(drip_ms=300, drip_after=1)
-    monkeypatch.setenv("SOURCES__OUTREACH__STALL_TIMEOUT_S", "120")
-    monkeypatch.setenv("SOURCES__OUTREACH__SYNC_TIMEOUT_S", "6")
-    started = time.monotonic()
+    # a stall timeout longer than the run may take: the sync's own deadline ends it, checked while the answers
+    # trickle in (every socket read waits in slices that look at it)
     with pytest.raises(SyncTimedOut, match=r"deadline of 6 s \(sync_timeout_s\)") as caught:
-        run_sync(**sandbox_sync_args(sb, keys, tmp_path / "w.duckdb", tmp_path))
-    seconds = time.monotonic() - started
-    assert seconds < 15, f"the sync took {seconds:.1f} s past a 6 s deadline"
+        _trickled_sync(make_sandbox, tmp_path, monkeypatch, stall_s=120, sync_s=6)
     assert "\n" not in str(caught.value)
     runs = query(tmp_path / "w.duckdb", "select outcome, error from outreach.sync_runs")
     assert [r[0] for r in runs] == ["failed"] and "sync_timeout_s" in runs[0][1]
