@@ -16,7 +16,9 @@ EXTRA_LOGGERS: tuple[str, ...] = ("dlt", "pipelines", "models")
 
 def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> None:
     """Attach Prefect's run-log handlers to the given loggers (idempotent)."""
-    import prefect  # noqa: F401  (importing prefect configures its logging)
+    from prefect.logging.configuration import ensure_logging_setup
+
+    ensure_logging_setup()  # `import prefect` alone configures logging only once `prefect.main` loads
 
     wanted = set(os.environ.get("PREFECT_LOGGING_EXTRA_LOGGERS", "").replace(" ", "").split(","))
     wanted.discard("")
@@ -25,7 +27,10 @@ def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> Non
     # only, without Prefect's "no flow run id" warning on every line.
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
-    handlers = logging.getLogger("prefect.extra").handlers
+    # Only Prefect's own handlers: a test runner (pytest) also hangs its capture handlers on every
+    # non-propagating logger such as prefect.extra, and copied onto our propagating loggers they
+    # would stay there and see every record twice.
+    handlers = [h for h in logging.getLogger("prefect.extra").handlers if type(h).__module__.startswith("prefect.")]
     for name in names:
         logger = logging.getLogger(name)
         for handler in handlers:

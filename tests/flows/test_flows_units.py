@@ -395,10 +395,29 @@ def test_dlt_logs_are_routed_to_prefect(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("PREFECT_LOGGING_EXTRA_LOGGERS", "other")
     route_library_logs_to_prefect()
     assert set(os.environ["PREFECT_LOGGING_EXTRA_LOGGERS"].split(",")) == {"other", "dlt", "pipelines", "models"}
-    prefect_handlers = logging.getLogger("prefect.extra").handlers
+    prefect_handlers = [
+        h for h in logging.getLogger("prefect.extra").handlers if type(h).__module__.startswith("prefect.")
+    ]
     assert prefect_handlers, "prefect.extra has no handlers to copy"
     for name in ("dlt", "pipelines", "models"):
         assert all(h in logging.getLogger(name).handlers for h in prefect_handlers)
+
+
+def test_only_prefects_handlers_are_routed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest hangs its capture handlers on non-propagating loggers such as prefect.extra: copied onto
+    our propagating loggers, every record would be captured twice in every later test."""
+    from flows.logs import route_library_logs_to_prefect
+
+    foreign = logging.NullHandler()
+    extra = logging.getLogger("prefect.extra")
+    extra.addHandler(foreign)
+    try:
+        route_library_logs_to_prefect(("outreach_test_only",))
+    finally:
+        extra.removeHandler(foreign)
+    routed = logging.getLogger("outreach_test_only").handlers
+    assert routed and foreign not in routed
+    assert all(type(h).__module__.startswith("prefect.") for h in routed)
 
 
 # --- handing batches of workspaces to a work pool ---------------------------------------------
