@@ -9,7 +9,8 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 
 from flows.run_report import StageClock, render_run_markdown
-from flows.sync_flow import models_stages, publish_report_task, settings_for
+from flows.sync_flow import settings_for
+from flows.tasks import models_stages, publish_report_task
 
 
 @flow(name="build-reporting", persist_result=False, validate_parameters=True)

@@ -13,17 +13,17 @@ keeps its own key (a header per request) and its own rate budget (`pipelines.api
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from pipelines.api.client import DEFAULT_TIMEOUT_S, OutreachClient, connectivity_check
+from pipelines.api.client import DEFAULT_TIMEOUT_S, OutreachClient
 from pipelines.api.http_watch import WatchedTransport
 from pipelines.core.deadline import Deadline, SyncInterrupted
-from pipelines.core.errors import OutreachError
+from pipelines.core.errors import BaseUrlError, NotFoundError, OutreachError
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
@@ -120,3 +120,21 @@ def check_keys(
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(api_keys))), thread_name_prefix="outreach-key") as pool:
         return list(pool.map(check, range(len(api_keys))))
+
+
+def connectivity_check(client: OutreachClient) -> dict[str, Any]:
+    """GET /account: proves the key and URL work (401 -> AuthError at once) and names the workspace.
+
+    A 404 here is the URL's fault, not an id's: /account has no id."""
+    try:
+        data = client.get_data("/account")
+    except NotFoundError:
+        raise BaseUrlError(
+            f"GET {client.base_url}/account answered 404: this is not the API's base URL (the API answers "
+            "/account under its /api/v1); check the path"
+        ) from None
+    if not isinstance(data, Mapping) or not isinstance(data.get("workspace"), Mapping):
+        raise BaseUrlError(
+            f"GET {client.base_url}/account: no `workspace` in the answer: is the base URL the API's /api/v1?"
+        )
+    return dict(data)

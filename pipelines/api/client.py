@@ -39,9 +39,7 @@ from pipelines.api.url_and_key import check_api_key, check_base_url, check_not_a
 from pipelines.core.deadline import Deadline
 from pipelines.core.errors import (
     ApiUnavailableError,
-    BaseUrlError,
     ConfigError,
-    NotFoundError,
     OutreachError,
     auth_error,
     forbidden_error,
@@ -340,21 +338,3 @@ class OutreachClient(PagedReads):
             raise ApiUnavailableError(
                 f"{method} {path} took effect but its answer was malformed JSON; check the result before retrying"
             ) from None
-
-
-def connectivity_check(client: OutreachClient) -> dict[str, Any]:
-    """GET /account: proves the key and URL work (401 -> AuthError at once) and names the workspace.
-
-    A 404 here is the URL's fault, not an id's: /account has no id."""
-    try:
-        data = client.get_data("/account")
-    except NotFoundError:
-        raise BaseUrlError(
-            f"GET {client.base_url}/account answered 404: this is not the API's base URL (the API answers "
-            "/account under its /api/v1); check the path"
-        ) from None
-    if not isinstance(data, Mapping) or not isinstance(data.get("workspace"), Mapping):
-        raise BaseUrlError(
-            f"GET {client.base_url}/account: no `workspace` in the answer: is the base URL the API's /api/v1?"
-        )
-    return dict(data)

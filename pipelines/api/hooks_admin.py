@@ -24,7 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.api.client import OutreachClient, connectivity_check
+from pipelines.api.accounts import connectivity_check
+from pipelines.api.client import OutreachClient
 from pipelines.core.errors import ApiUnavailableError, ConfigError, NotFoundError
 
 RECORD_SUFFIX = "_hooks.json"

@@ -162,7 +162,8 @@ def _masked_keys(value: Any) -> str:
 
 
 def _check_key(report: CheckReport, index: int, key: str, base_url: str, timeout: float) -> None:
-    from pipelines.api.client import OutreachClient, connectivity_check
+    from pipelines.api.accounts import connectivity_check
+    from pipelines.api.client import OutreachClient
 
     label = f"key #{index} {mask(key)}"
     try:

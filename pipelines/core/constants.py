@@ -160,6 +160,7 @@ PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 # Tables whose rows a full sync marks with deleted_at when the API stops returning them.
+HISTORY_TABLES = ("workspace_history", "campaigns", "email_accounts")  # scd2: versions with validity
 SOFT_DELETE_TABLES = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")
 
 TABLES = (

@@ -37,8 +37,7 @@ from typing import Any
 import dlt
 from dlt.extract.resource import DltResource
 
-from pipelines.api.accounts import Workspace, new_client
-from pipelines.api.client import connectivity_check
+from pipelines.api.accounts import Workspace, connectivity_check, new_client
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError

@@ -1,12 +1,11 @@
-"""The few reads and updates the sync makes on the warehouse itself, through dlt's clients, in SQL that
+"""The few reads the sync makes on the warehouse itself, through dlt's clients, in SQL that
 DuckDB and PostgreSQL both run.
 
 * `WarehouseReader` (one per batch, before and during extraction): which tables exist (asked of the
   catalog, never guessed from an error's text), the committed `sync_state` of the batch, replies still
   waiting for a body (deferred), stored bodies of re-read replies, and per-page summaries of the stored
   recipients of changed campaigns (which pages a quick sync reads, pipelines.source.recipient_pages).
-* after a load: `mark_deleted` (full sync: rows the API no longer returns) and
-  `drop_duplicate_history_rows` (a repair after a resumed load).
+The updates after a load (deletion marks, history repairs) are in `pipelines.sync.marks`.
 """
 
 from __future__ import annotations
@@ -14,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.core import constants
+from pipelines.core.root_cause import one_line
 from pipelines.source.batch import KnownBody
 from pipelines.source.recipient_pages import COUNTERS, StoredCampaign, StoredPage
 from pipelines.source.state import STATE_TABLE, WorkspaceState, read_states
@@ -28,7 +28,6 @@ EVENTS_TABLE = "events"  # pipelines.events.loading.EVENTS_TABLE (not imported: 
 log = logging.getLogger(__name__)
 
 ID_CHUNK = 1000  # ids per `in (...)` list
-HISTORY_TABLES = ("workspace_history", "campaigns", "email_accounts")  # scd2: versions with validity
 
 
 class WarehouseReader:
@@ -106,7 +105,7 @@ class WarehouseReader:
 
     def history_floor(self, workspace_ids: Sequence[str]) -> datetime | None:
         """The newest `_dlt_valid_from` of these workspaces' history tables (None: no history yet)."""
-        tables = [t for t in HISTORY_TABLES if self.has(t)]
+        tables = [t for t in constants.HISTORY_TABLES if self.has(t)]
         if not workspace_ids or not tables:
             return None
         marks = ", ".join(["%s"] * len(workspace_ids))
@@ -186,78 +185,15 @@ class WarehouseReader:
                     or []
                 )
         except Exception as exc:  # noqa: BLE001 - guidance is an optimisation; without it campaigns are read whole
-            log.info("stored recipient pages not available (%s); changed campaigns are read whole", _brief(exc))
+            log.info(
+                "stored recipient pages not available (%s); changed campaigns are read whole",
+                f"{type(exc).__name__}: {one_line(exc, 160)}",
+            )
             return {}
         by_campaign: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
             by_campaign.setdefault(str(row["campaign_id"]), []).append(row)
         return {cid: stored_campaign(pages, statuses.get(cid)) for cid, pages in by_campaign.items()}
-
-
-# -- after a load -------------------------------------------------------------------------------------
-def mark_deleted(
-    client: Any,
-    workspace_ids: Sequence[str],
-    synced_at: datetime,
-    protected: Mapping[str, Collection[str]] | None = None,
-) -> dict[str, dict[str, int]]:
-    """Set deleted_at on rows of these workspaces that the full sync at `synced_at` did not re-emit.
-
-    `client`: an open dlt sql_client. `protected`: workspace -> tables not to mark, because the run
-    rejected records of the endpoint they come from (pipelines.source.quarantine: a record that could not be
-    loaded may be any stored row). Returns {workspace_id: {table: rows marked}}.
-
-    Only rows older than this run's `synced_at` are marked: a concurrent run's rows never are (runs of one
-    workspace take turns, pipelines.warehouse.turns, so no run loads between this run's load and its marks)."""
-    marked: dict[str, dict[str, int]] = {ws: {} for ws in workspace_ids}
-    for name in constants.SOFT_DELETE_TABLES:
-        markable = [ws for ws in workspace_ids if name not in (protected or {}).get(ws, ())]
-        if not markable:
-            continue
-        marks = ", ".join(["%s"] * len(markable))
-        table = client.make_qualified_table_name(name)
-        condition = f"workspace_id in ({marks}) and deleted_at is null and (synced_at is null or synced_at < %s)"
-        args = (*markable, synced_at)
-        rows = client.execute_sql(
-            f"select workspace_id, count(*) from {table} where {condition} group by workspace_id", *args
-        )
-        counts = {str(ws): int(n) for ws, n in rows or []}
-        if counts:
-            client.execute_sql(f"update {table} set deleted_at = %s where {condition}", synced_at, *args)
-            log.info("%s: %d row(s) no longer returned by the API marked deleted", name, sum(counts.values()))
-        for ws in markable:
-            marked[ws][name] = counts.get(ws, 0)
-    return marked
-
-
-def drop_duplicate_history_rows(client: Any, workspace_ids: Sequence[str], row_id: str) -> int:
-    """Remove exact duplicate scd2 rows (same row hash and validity) of these workspaces.
-
-    Why: when a load is killed after a staging copy job committed but before dlt recorded it, the
-    resumed load copies that file into staging again; dlt's scd2 insert does not de-duplicate staging
-    (its delete-insert merge does), so the same version could be inserted twice. `row_id` is the
-    database's physical row id (DuckDB ``rowid``, PostgreSQL ``ctid``).
-    """
-    removed = 0
-    if not workspace_ids:
-        return removed
-    marks = ", ".join(["%s"] * len(workspace_ids))
-    for name in HISTORY_TABLES:
-        table = client.make_qualified_table_name(name)
-        # exact copies only: the same version with the same validity (a version that came back later has
-        # another `_dlt_valid_to`, and is history, not a duplicate)
-        dup = (
-            f"select rid from (select {row_id} as rid, row_number() over (partition by _dlt_id, _dlt_valid_from, "
-            f"_dlt_valid_to order by {row_id}) as rn from {table} where workspace_id in ({marks})) as numbered "
-            "where rn > 1"
-        )
-        rows = client.execute_sql(f"select count(*) from ({dup}) as dups", *workspace_ids)
-        count = int(rows[0][0]) if rows else 0
-        if count:
-            client.execute_sql(f"delete from {table} where {row_id} in ({dup})", *workspace_ids)
-            log.warning("%s: removed %d duplicate history row(s) left by a resumed load", name, count)
-            removed += count
-    return removed
 
 
 # Per counter: the key that orders a stored page among the likeliest to hold that counter's changes
@@ -334,8 +270,3 @@ def stored_campaign(rows: list[dict[str, Any]], status: Any) -> StoredCampaign:
     return StoredCampaign(
         status=None if status is None else str(status), pages=pages, candidates=candidates, positioned=positioned
     )
-
-
-def _brief(exc: BaseException) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text[:160]}"

@@ -15,7 +15,8 @@ import pytest
 from loopback import LoopbackServer, json_answer
 from typer.testing import CliRunner
 
-from pipelines.api.client import FIRST_CONTACT_ATTEMPTS, OutreachClient, connectivity_check
+from pipelines.api.accounts import connectivity_check
+from pipelines.api.client import FIRST_CONTACT_ATTEMPTS, OutreachClient
 from pipelines.core.errors import BaseUrlError, ConfigError, PagingError, ServiceUnreachableError
 
 KEY = "sk_test_SECRET_1234567890"

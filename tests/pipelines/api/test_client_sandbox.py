@@ -8,7 +8,8 @@ from typing import Any
 
 from test_sync_support import admin_keys
 
-from pipelines.api.client import OutreachClient, connectivity_check
+from pipelines.api.accounts import connectivity_check
+from pipelines.api.client import OutreachClient
 
 
 def test_server_time_follows_the_sandbox_clock_not_the_wall_clock(make_sandbox: Any) -> None:
