@@ -91,6 +91,8 @@ class Parity:
     removed_columns: dict[str, list[str]] = field(default_factory=dict)
     rows_outside_new_grain: int = 0
     problems: list[str] = field(default_factory=list)
+    #: every differing cell counted by table.column (the problems list shows the first 20 only)
+    differing_cells: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -186,8 +188,11 @@ def compare(old: Path, new: Path, tolerance: float = 1e-9) -> Parity:
                             same = diff <= tolerance or math.isclose(float(x), float(y), rel_tol=tolerance)
                     else:
                         same = x == y
-                    if not same and len(result.problems) < 20:
-                        result.problems.append(f"{table}.{column}: {x!r} (runner) != {y!r} (dbt) at {row_a[:2]}")
+                    if not same:
+                        where = f"{table}.{column}"
+                        result.differing_cells[where] = result.differing_cells.get(where, 0) + 1
+                        if len(result.problems) < 20:
+                            result.problems.append(f"{where}: {x!r} (runner) != {y!r} (dbt) at {row_a[:2]}")
     finally:
         con.close()
     return result

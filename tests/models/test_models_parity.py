@@ -28,7 +28,7 @@ def test_dbt_equals_the_runner_on_a_synced_sandbox_warehouse(make_sandbox: Calla
                  rate_limit_per_minute=0, reply_body_cap=20, pipelines_dir=str(tmp_path / "dlt"))  # fmt: skip
         sandbox.advance(86_400)
     parity = run(warehouse)
-    assert parity.problems == []
+    assert parity.problems == [], parity.differing_cells
     assert parity.tables == 10 and parity.rows > 3000 and parity.float_cells > 100
     assert parity.max_float_diff == 0.0
     assert parity.added_columns["campaign_performance"] == [
