@@ -139,6 +139,9 @@
                     {%- set copy = published.incorporate(path={'identifier': node.alias}) -%}
                     {%- do statements.append('drop table if exists ' ~ copy) -%}
                     {%- do statements.append('create table ' ~ copy ~ ' as select * from ' ~ published) -%}
+                    {#- dbt listed the schema's relations before this hook: tell its cache of the copy, which
+                        these statements create right after rendering, before any model runs -#}
+                    {%- do adapter.cache_added(copy) -%}
                 {%- endif -%}
             {%- endif -%}
         {%- endfor -%}
