@@ -82,20 +82,20 @@ class Warehouse:
 
 
 def _add_rows_the_api_never_returned(wh: Warehouse) -> None:
-    """A recipient of a new lead and a reply of an existing lead, as a load the build has not seen."""
+    """A recipient of a new lead and a reply of an existing lead, written after the last build."""
     workspace, campaign, lead = wh.execute(
         "select r.workspace_id, r.campaign_id, r.email from outreach.campaign_recipients r "
         "where r.deleted_at is null order by r.id limit 1"
     )[0]
     wh.execute(
         "insert into outreach.campaign_recipients (id, workspace_id, campaign_id, email, status, current_step, "
-        f"_dlt_load_id, _dlt_id) values ('gone-recipient', '{workspace}', '{campaign}', '{NEW_LEAD}', 'active', 1, "
-        "'9999999999.1', 'gone-recipient-row')"
+        f"synced_at) values ('gone-recipient', '{workspace}', '{campaign}', '{NEW_LEAD}', 'active', 1, "
+        "current_timestamp)"
     )
     wh.execute(
         'insert into outreach.replies (id, workspace_id, campaign_id, "from", reply_type, received_at, '
-        f"_dlt_load_id, _dlt_id) values ('gone-reply', '{workspace}', '{campaign}', '{lead}', 'interested', "
-        "(select max(received_at) from outreach.replies), '9999999999.1', 'gone-reply-row')"
+        f"synced_at, _dlt_load_id, _dlt_id) values ('gone-reply', '{workspace}', '{campaign}', '{lead}', "
+        "'interested', (select max(received_at) from outreach.replies), current_timestamp, 'x', 'gone-reply-row')"
     )
 
 
@@ -115,7 +115,7 @@ def _scenario(wh: Warehouse) -> None:
     wh.build()
 
     _add_rows_the_api_never_returned(wh)
-    wh.build()  # the new rows are a load the last build has not seen: the new lead is in
+    wh.build()  # rows written since the last build: the new lead is in
     assert wh.one(f"select count(*) from reporting.lead_engagement where lead_email = '{NEW_LEAD}'") == 1
 
     campaign = _drop_campaign(wh.sandbox)

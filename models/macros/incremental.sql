@@ -5,16 +5,17 @@
 
     What changed is read from the raw tables, against a snapshot of the warehouse that the last good build
     took when it started (schema `reporting_inputs`):
-    - `incremental_loads`: the dlt loads then complete (`_dlt_loads`, status 0). A raw row whose
-      `_dlt_load_id` is not among them was written (inserted, merged, re-read by a reconcile) since.
-      A set, not a high-water mark: on the PostgreSQL work pool two workers' loads can commit out of order.
-    - `incremental_deletions`: the rows then marked deleted (`deleted_at`, by `_dlt_id`). A full sync marks
-      a row the API stopped returning with an UPDATE that keeps its load id, so the load ids miss it.
+    - `incremental_marks`: per raw table, the distinct `synced_at` (the start of the sync run that wrote a
+      row) and `deleted_at` values then present. A row whose `synced_at` is not among them was written
+      (inserted, merged, re-read by a reconcile) since; a `deleted_at` not among them is a new deletion mark
+      (a full sync marks rows the API stopped returning with an UPDATE). Sets, not high-water marks: runs
+      of several workspaces can commit out of order. The rows' own timestamps, not dlt's `_dlt_load_id`:
+      recipients are loaded as Arrow tables, which dlt gives no load id.
     - `incremental_campaigns`: the campaigns then current (no `_dlt_valid_to`). Closing an scd2 version
-      keeps its load id too; a campaign that left or came back changes every lead of it.
-    A row that changes while a build runs is read again by the next one (its load or mark is not in that
-    build's snapshot): a stale or missing snapshot only rebuilds more keys, never fewer. No snapshot at all
-    (the first build after this feature, or after the schema was dropped) rebuilds every key.
+      writes no `synced_at`; a campaign that left or came back changes every lead of it.
+    The snapshot and the models read the same warehouse state because `outreach models` holds the
+    warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
+    keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
 
     The snapshot is taken by the on-run-start hook into `<name>__next` tables and replaces the published one
     only when every model and test passed (inside the swap's transaction with `atomic_build`).
@@ -27,7 +28,7 @@
     versions, which are exactly what must be found here.
 -#}
 
-{% macro incremental_state_tables() %}{{ return(['loads', 'deletions', 'campaigns']) }}{% endmacro %}
+{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns']) }}{% endmacro %}
 
 {% macro incremental_state_relation(name, suffix='') %}
     {{ return(api.Relation.create(database=target.database, schema='reporting_inputs',
@@ -40,8 +41,8 @@
     {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=table_name)) }}
 {% endmacro %}
 
-{#- The raw tables whose deletion marks the incremental models follow. -#}
-{% macro incremental_deletable_tables() %}{{ return(['campaign_recipients', 'replies']) }}{% endmacro %}
+{#- The raw tables the incremental models read, with their sync and deletion stamps. -#}
+{% macro incremental_marked_tables() %}{{ return(['campaign_recipients', 'replies']) }}{% endmacro %}
 
 {% macro incremental_state_ready() %}
     {%- if not execute -%}{{ return(false) }}{%- endif -%}
@@ -56,9 +57,11 @@
 
 {#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot. -#}
 {% macro changed_since_snapshot(table_name) -%}
-    (_dlt_load_id not in (select load_id from {{ incremental_state_relation('loads') }})
-        or (deleted_at is not null and _dlt_id not in (
-            select dlt_id from {{ incremental_state_relation('deletions') }} where table_name = '{{ table_name }}')))
+    {%- set marks = incremental_state_relation('marks') -%}
+    ((synced_at is not null and synced_at not in (
+            select at from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'synced_at'))
+        or (deleted_at is not null and deleted_at not in (
+            select at from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at')))
 {%- endmacro %}
 
 {% macro current_raw_campaigns() -%}
@@ -115,16 +118,15 @@
 {% macro outreach_start_build() %}
     {%- if not execute or flags.WHICH not in ['build', 'run'] -%}{{ return('') }}{%- endif -%}
     {%- set statements = ['create schema if not exists ' ~ adapter.quote('reporting_inputs')] -%}
-    {%- set snapshot_sql = {
-        'loads': 'select distinct load_id from ' ~ raw_relation('_dlt_loads') ~ ' where status = 0',
-        'campaigns': current_raw_campaigns(),
-    } -%}
-    {%- set deleted = [] -%}
-    {%- for table_name in incremental_deletable_tables() -%}
-        {%- do deleted.append("select '" ~ table_name ~ "' as table_name, _dlt_id as dlt_id from "
-            ~ raw_relation(table_name) ~ ' where deleted_at is not null') -%}
+    {%- set marks = [] -%}
+    {%- for table_name in incremental_marked_tables() -%}
+        {%- for column_name in ['synced_at', 'deleted_at'] -%}
+            {%- do marks.append("select distinct '" ~ table_name ~ "' as table_name, '" ~ column_name
+                ~ "' as column_name, " ~ column_name ~ ' as at from ' ~ raw_relation(table_name)
+                ~ ' where ' ~ column_name ~ ' is not null') -%}
+        {%- endfor -%}
     {%- endfor -%}
-    {%- do snapshot_sql.update({'deletions': deleted | join(' union all ')}) -%}
+    {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns()} -%}
     {%- for name in incremental_state_tables() -%}
         {%- set relation = incremental_state_relation(name, next_suffix()) -%}
         {%- do statements.append('drop table if exists ' ~ relation) -%}
