@@ -59,9 +59,9 @@
 {% macro changed_since_snapshot(table_name) -%}
     {%- set marks = incremental_state_relation('marks') -%}
     ((synced_at is not null and synced_at not in (
-            select at from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'synced_at'))
+            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'synced_at'))
         or (deleted_at is not null and deleted_at not in (
-            select at from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at')))
+            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at')))
 {%- endmacro %}
 
 {% macro current_raw_campaigns() -%}
@@ -122,7 +122,7 @@
     {%- for table_name in incremental_marked_tables() -%}
         {%- for column_name in ['synced_at', 'deleted_at'] -%}
             {%- do marks.append("select distinct '" ~ table_name ~ "' as table_name, '" ~ column_name
-                ~ "' as column_name, " ~ column_name ~ ' as at from ' ~ raw_relation(table_name)
+                ~ "' as column_name, " ~ column_name ~ ' as stamp from ' ~ raw_relation(table_name)
                 ~ ' where ' ~ column_name ~ ' is not null') -%}
         {%- endfor -%}
     {%- endfor -%}
