@@ -151,7 +151,9 @@ def test_incremental_equals_full_refresh_on_duckdb(make_sandbox: Callable[..., A
     path = tmp_path / "outreach.duckdb"
 
     def execute(sql: str) -> list[tuple[Any, ...]]:
-        with duckdb.connect(str(path)) as con:
+        with duckdb.connect() as con:
+            con.execute(f"attach '{path}' as warehouse")  # the file's name is the schema's: never ambiguous
+            con.execute("use warehouse")
             cursor = con.execute(sql)
             return cursor.fetchall() if cursor.description else []
 
