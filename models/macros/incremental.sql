@@ -55,13 +55,35 @@
     {{ return(true) }}
 {% endmacro %}
 
+{#- The stamp columns (synced_at, deleted_at) that raw `table_name` has. A warehouse synced by an older
+    version may lack one: its rows then count as changed in every build (correct, only slower). -#}
+{% macro raw_stamp_columns(table_name) %}
+    {%- set found = [] -%}
+    {%- set relation = adapter.get_relation(database=raw_relation(table_name).database,
+        schema=raw_relation(table_name).schema, identifier=table_name) -%}
+    {%- if relation is not none -%}
+        {%- for column in adapter.get_columns_in_relation(relation) -%}
+            {%- if column.name | lower in ['synced_at', 'deleted_at'] -%}{%- do found.append(column.name | lower) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(found) }}
+{% endmacro %}
+
 {#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot. -#}
 {% macro changed_since_snapshot(table_name) -%}
     {%- set marks = incremental_state_relation('marks') -%}
+    {%- set stamps = raw_stamp_columns(table_name) -%}
+    {%- if 'synced_at' not in stamps -%}
+        1 = 1
+    {%- else -%}
     ((synced_at is not null and synced_at not in (
             select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'synced_at'))
+        {%- if 'deleted_at' in stamps %}
         or (deleted_at is not null and deleted_at not in (
-            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at')))
+            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at'))
+        {%- endif -%}
+    )
+    {%- endif -%}
 {%- endmacro %}
 
 {% macro current_raw_campaigns() -%}
@@ -117,10 +139,11 @@
 {#- on-run-start: snapshot what the warehouse holds now, and give each incremental model its starting copy. -#}
 {% macro outreach_start_build() %}
     {%- if not execute or flags.WHICH not in ['build', 'run'] -%}{{ return('') }}{%- endif -%}
-    {%- set statements = ['create schema if not exists ' ~ adapter.quote('reporting_inputs')] -%}
-    {%- set marks = [] -%}
+    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] -%}
+    {%- set marks = ['select cast(null as ' ~ dbt.type_string() ~ ') as table_name, cast(null as '
+        ~ dbt.type_string() ~ ') as column_name, cast(null as ' ~ type_timestamptz() ~ ') as stamp where 1 = 0'] -%}
     {%- for table_name in incremental_marked_tables() -%}
-        {%- for column_name in ['synced_at', 'deleted_at'] -%}
+        {%- for column_name in raw_stamp_columns(table_name) -%}
             {%- do marks.append("select distinct '" ~ table_name ~ "' as table_name, '" ~ column_name
                 ~ "' as column_name, " ~ column_name ~ ' as stamp from ' ~ raw_relation(table_name)
                 ~ ' where ' ~ column_name ~ ' is not null') -%}
@@ -148,7 +171,21 @@
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
-    {{ return(statements | join(';\n') ~ ';') }}
+    {#- run here, in a transaction of its own that is committed: reading the raw tables' columns above
+        opened one on dbt's connection, which dbt rolls back after the hook -#}
+    {%- call statement('outreach_start_build', auto_begin=true) -%}
+        {{ statements | join(';\n') }}
+    {%- endcall -%}
+    {%- do adapter.commit() -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro default__create_inputs_schema_sql() %}
+    {{ return('create schema if not exists ' ~ adapter.quote('reporting_inputs')) }}
+{% endmacro %}
+{#- DuckDB's connection starts in its in-memory catalog: name the warehouse's -#}
+{% macro duckdb__create_inputs_schema_sql() %}
+    {{ return('create schema if not exists ' ~ adapter.quote(target.database) ~ '.' ~ adapter.quote('reporting_inputs')) }}
 {% endmacro %}
 
 {#- After a good build: the snapshot becomes the published one, if this run built every incremental model
