@@ -38,7 +38,7 @@
     {%- if not var('atomic_build', false) -%}
         {#- a plain `dbt build`: the incremental snapshot (macros/incremental.sql) is kept only after a good one -#}
         {%- set statements = discard_incremental_state() if failed else publish_incremental_state() -%}
-        {{ return(statements | join(';\n') ~ ';') }}
+        {{ return((statements | join(';\n') ~ ';') if statements else '') }}
     {%- endif -%}
     {%- if failed -%}
         {{ return(discard_next_relations()) }}
