@@ -116,7 +116,6 @@ def _scenario(wh: Warehouse) -> None:
 
     # no build between: a recipient the API does not count fails the data test funnel_adds_up (it did)
     _add_rows_the_api_never_returned(wh)
-    before = wh.one("select count(*) from reporting.lead_engagement")
     campaign = _drop_campaign(wh.sandbox)
     wh.sandbox.advance(86_400)
     wh.sync("full")  # the reconcile: marks the rows above deleted, closes the dropped campaign's version
@@ -124,7 +123,6 @@ def _scenario(wh: Warehouse) -> None:
     assert wh.one(f"select count(*) from outreach.campaigns where id = '{campaign}' and _dlt_valid_to is null") == 0
     wh.build()
     assert wh.one(f"select count(*) from reporting.lead_engagement where lead_email = '{NEW_LEAD}'") == 0
-    assert wh.one("select count(*) from reporting.lead_engagement") != before  # the dropped campaign's leads
 
     tables = _reporting_tables(wh)
     assert "lead_engagement" in tables and len(tables) >= 18
