@@ -44,6 +44,7 @@ GUESS_OTHER_S = {
     "sync_pacing": 300,
     "sync_memory": 600,
     "models_build": 600,
+    "models_incremental": 900,
     "receiver_throughput": 60,
     "sandbox_start": 60,
     "report_scale": 90,

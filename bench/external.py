@@ -18,6 +18,7 @@ SCRIPTS = {
     "sync_pacing": "bench/sync_pacing.py",  # pipeline helper: >240-request sync at 120/min, 429 share
     "sync_memory": "bench/sync_memory.py",  # pipeline helper: peak RSS of a large (1M recipients) full sync
     "models_build": "bench/models_build.py",  # models helper: build time and memory, 1M and 10M recipients
+    "models_incremental": "bench/models_incremental.py",  # full vs incremental build after a 1% change, 1M and 10M
     "receiver_throughput": "bench/receiver_throughput.py",  # hooks helper: deliveries/s on loopback
     "sandbox_start": "bench/sandbox_start.py",  # sandbox helper: start time and RSS of a large sandbox
     "report_scale": "bench/report_scale.py",  # report helper: dashboard size and render time, 1M recipients

@@ -75,7 +75,7 @@ def _child_dbt(path: str) -> None:
     report = build(path, publish=False)
     wall = _process_age()
     phases = _dbt_phases(dbt_state_dir(resolve_target(path)) / "logs" / "dbt.log")
-    marts = {m.name: round(m.seconds, 2) for m in report.models if m.kind == "table"}
+    marts = {m.name: round(m.seconds, 2) for m in report.models if m.is_mart}
     hook = sum(r.seconds for r in report.results if r.resource_type == "operation")
     print(json.dumps({
         "wall_s": round(wall, 2),

@@ -207,6 +207,34 @@ def _soak_section(rec: dict[str, Any]) -> list[str]:
     return out
 
 
+def _incremental_section(rec: dict[str, Any]) -> list[str]:
+    """bench/models_incremental.py: the full build and the incremental one after a 1% change, per case."""
+    out = [
+        "",
+        f"## Models: full build vs incremental build after a quick sync changed 1% of rows ({rec['date']})",
+        "",
+        "`python -m bench.models_incremental`: synthetic warehouse (devtools/synthetic.py); before each build a",
+        "simulated quick sync re-writes 1% of recipients and replies (new `synced_at` and load id) and 1% of",
+        "events; the full build is `outreach models --full-refresh`, the incremental one `outreach models`, each in",
+        "its own process (wall time with start-up; peak RSS is VmHWM). The machine is shared with other",
+        "engineers' jobs: the 1-minute load average before and after each build is given (2 CPUs).",
+        "",
+        "| case | full s | incremental s | incr/full | target | full peak MB | incr peak MB "
+        "| lead_engagement full / incr s | load avg (full; incr) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for line in rec["result"]:
+        full, incr = line["full"], line["incremental"]
+        load = line["load_avg_1m"]
+        out.append(
+            f"| {line['recipients']:,} recipients | {full['wall_s']} | {incr['wall_s']} | {_x(line['ratio_wall'])} "
+            f"| <= {line['target_ratio']}x | {full['peak_rss_mb']:.0f} | {incr['peak_rss_mb']:.0f} "
+            f"| {full['mart_s'].get('lead_engagement')} / {incr['mart_s'].get('lead_engagement')} "
+            f"| {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
+        )
+    return out
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     """RESULTS.md: measured figures only (a scenario not run has no row)."""
     m = data.get("machine") or {}
@@ -280,6 +308,9 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += ["", *SCALE_1000_NOTES.read_text().rstrip().splitlines()]
     if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
         out += ["", *POOL_SECTION.read_text().rstrip().splitlines()]
+    incremental = other.pop("models_incremental/-", None)
+    if incremental and isinstance(incremental.get("result"), list):
+        out += _incremental_section(incremental)
     soak = other.pop("soak/-", None)
     if soak and isinstance(soak.get("result"), list):
         out += _soak_section(soak)

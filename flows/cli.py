@@ -213,6 +213,14 @@ def models(
         Destination | None, typer.Option(help="Build on this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
     ] = None,
     publish: Annotated[bool, typer.Option(help="Publish the BI file after a good build (DuckDB).")] = True,
+    full_refresh: Annotated[
+        bool,
+        typer.Option(
+            "--full-refresh",
+            help="Rebuild the incremental marts from every row (after changing a model or a var), not only the "
+            "keys the syncs changed since the last good build.",
+        ),
+    ] = False,
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
     from models.build import build
@@ -223,7 +231,7 @@ def models(
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
             step = after_build_step(target)  # the alert rules, before the BI file is published
-            report = build(target, publish=publish, before_publish=step)
+            report = build(target, publish=publish, before_publish=step, full_refresh=full_refresh)
     except BuildFailed as exc:
         for line in exc.problems:
             typer.echo(f"error: {line}", err=True)

@@ -38,6 +38,7 @@ def build(
     project_dir: Path = PROJECT_DIR,
     dbt_vars: dict[str, Any] | None = None,
     before_publish: Callable[[], None] | None = None,
+    full_refresh: bool = False,
 ) -> BuildReport:
     """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
     `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
@@ -47,6 +48,9 @@ def build(
 
     `before_publish` runs after a passing build, before the BI file is published (the caller's step that
     writes to `reporting` too, such as the alert incidents, so the BI file has them).
+
+    `full_refresh` rebuilds the incremental models from every row (dbt's `--full-refresh`) instead of only the
+    keys the syncs changed since the last good build (models/macros/incremental.sql).
 
     `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
     they override the project's vars of the same name (dbt_project.yml).
@@ -60,7 +64,7 @@ def build(
     write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
     variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
     freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir)
-    report = run_build(target, project_dir, dbt_vars)
+    report = run_build(target, project_dir, dbt_vars, full_refresh=full_refresh)
     report.freshness = freshness
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
@@ -84,10 +88,15 @@ def build(
 
 
 def run_build(
-    target: Warehouse, project_dir: Path = PROJECT_DIR, dbt_vars: dict[str, Any] | None = None
+    target: Warehouse,
+    project_dir: Path = PROJECT_DIR,
+    dbt_vars: dict[str, Any] | None = None,
+    *,
+    full_refresh: bool = False,
 ) -> BuildReport:
     """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
-    outcome = invoke(["build"], target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
+    command = ["build", "--full-refresh"] if full_refresh else ["build"]
+    outcome = invoke(command, target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
     return report_from(outcome, target)
 
 

@@ -22,9 +22,14 @@ class NodeResult:
     seconds: float = 0.0
     message: str = ""
     failures: int | None = None  # rows a test returned
-    kind: str = ""  # models: view | table | ephemeral
+    kind: str = ""  # models: view | table | incremental | ephemeral
     rows: int | None = None  # mart tables: rows after the build (DuckDB)
     sample: str = ""  # tests that failed or warned: up to 3 offending rows
+
+    @property
+    def is_mart(self) -> bool:
+        """A table of `reporting`: rebuilt (`table`) or merged into (`incremental`)."""
+        return self.kind in ("table", "incremental")
 
     @property
     def failed(self) -> bool:
@@ -76,7 +81,7 @@ class BuildReport:
     def summary(self) -> str:
         """The one-screen summary `outreach models` prints."""
         views = [m for m in self.models if m.kind == "view"]
-        tables = [m for m in self.models if m.kind == "table"]
+        tables = [m for m in self.models if m.is_mart]
         tests = self.tests
         passed = sum(1 for t in tests if t.status == "pass")
         warned = [t for t in tests if t.status == "warn"]

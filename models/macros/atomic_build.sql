@@ -29,13 +29,17 @@
     {%- endfor -%}
     {%- if not built_or_tested -%}{{ return('') }}{%- endif -%}
     {%- do describe_test_problems(results) -%}
-    {%- if not var('atomic_build', false) -%}{{ return('') }}{%- endif -%}
     {%- set failed = [] -%}
     {%- for result in results -%}
         {%- if result.status in ['error', 'fail', 'runtime error', 'skipped', 'partial success'] -%}
             {%- do failed.append(result.node.name) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- if not var('atomic_build', false) -%}
+        {#- a plain `dbt build`: the incremental snapshot (macros/incremental.sql) is kept only after a good one -#}
+        {%- set statements = discard_incremental_state() if failed else publish_incremental_state() -%}
+        {{ return((statements | join(';\n') ~ ';') if statements else '') }}
+    {%- endif -%}
     {%- if failed -%}
         {{ return(discard_next_relations()) }}
     {%- endif -%}
@@ -84,7 +88,7 @@
 {% endmacro %}
 
 {% macro discard_next_relations() %}
-    {%- set statements = [] -%}
+    {%- set statements = discard_incremental_state() -%}
     {%- for relation in _published_relations() -%}
         {%- if relation.identifier.endswith(next_suffix()) -%}
             {%- do statements.append(drop_relation_sql(relation)) -%}
@@ -102,7 +106,7 @@
     {%- set built = {} -%}
     {%- for result in results -%}
         {%- set node = result.node -%}
-        {%- if node.resource_type == 'model' and node.config.materialized in ['table', 'view'] and node.alias.endswith(next_suffix()) -%}
+        {%- if node.resource_type == 'model' and node.config.materialized in ['table', 'view', 'incremental'] and node.alias.endswith(next_suffix()) -%}
             {%- do built.update({node.alias[:-(next_suffix() | length)] | lower: node}) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -127,6 +131,7 @@
             {%- do statements.append(drop_relation_sql(relation)) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do statements.extend(publish_incremental_state()) -%}
     {%- do statements.append('commit') -%}
     {%- do log('outreach: swapped in ' ~ built | length ~ ' relations of ' ~ target.schema, info=true) -%}
     {{ return(statements | join(';\n') ~ ';') }}

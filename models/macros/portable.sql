@@ -179,6 +179,11 @@
 {%- endmacro %}
 
 {#- The domain of an email address (the text after its '@'), lower case; null without one. -#}
+{#- A lead's address as every model keys it: lower case, no blanks around (staging, the incremental keys). -#}
+{% macro lead_email(address) -%}
+    lower(trim({{ address }}))
+{%- endmacro %}
+
 {% macro email_domain(address) -%}
     nullif({{ dbt.split_part(address, "'@'", 2) }}, '')
 {%- endmacro %}

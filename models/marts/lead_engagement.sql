@@ -1,3 +1,11 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy='delete+insert',
+    unique_key=['workspace_id', 'lead_email'],
+    pre_hook="{{ delete_touched_leads() }}",
+) }}
+
+-- incremental (macros/incremental.sql): a build after a sync recomputes only the leads it touched
 with campaigns as (
     select campaign_id from {{ ref('stg_campaigns') }}
 ),
@@ -6,10 +14,12 @@ recipients as (
     select recipients.*
     from {{ ref('stg_campaign_recipients') }} as recipients
     inner join campaigns on recipients.campaign_id = campaigns.campaign_id
+    where {{ only_touched_leads('recipients') }}
 ),
 
 replies as (
-    select * from {{ ref('stg_replies') }}
+    select * from {{ ref('stg_replies') }} as replies
+    where {{ only_touched_leads('replies') }}
 ),
 
 recipient_facts as (

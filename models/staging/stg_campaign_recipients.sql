@@ -7,7 +7,7 @@ renamed as (
         id as recipient_id,
         workspace_id,
         campaign_id,
-        lower(trim(email)) as lead_email,
+        {{ lead_email('email') }} as lead_email,
         first_name,
         last_name,
         company,

@@ -8,7 +8,7 @@ renamed as (
         workspace_id,
         campaign_id,
         email_account_id,
-        lower(trim("from")) as lead_email,
+        {{ lead_email('"from"') }} as lead_email,
         subject,
         coalesce(nullif(trim(reply_type), ''), 'unclassified') as reply_type,
         {{ reply_class('reply_type') }} as reply_class,

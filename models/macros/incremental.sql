@@ -1,0 +1,216 @@
+{#-
+    Incremental models. A large mart (one row per lead, ...) is rebuilt only for the keys that what the
+    syncs changed since the last good build touches; `outreach models --full-refresh` (dbt's
+    `--full-refresh`) rebuilds it from every row.
+
+    What changed is read from the raw tables, against a snapshot of the warehouse that the last good build
+    took when it started (schema `reporting_inputs`):
+    - `incremental_marks`: per raw table, the distinct `synced_at` (the start of the sync run that wrote a
+      row) and `deleted_at` values then present. A row whose `synced_at` is not among them was written
+      (inserted, merged, re-read by a reconcile) since; a `deleted_at` not among them is a new deletion mark
+      (a full sync marks rows the API stopped returning with an UPDATE). Sets, not high-water marks: runs
+      of several workspaces can commit out of order. The rows' own timestamps, not dlt's `_dlt_load_id`:
+      recipients are loaded as Arrow tables, which dlt gives no load id.
+    - `incremental_campaigns`: the campaigns then current (no `_dlt_valid_to`). Closing an scd2 version
+      writes no `synced_at`; a campaign that left or came back changes every lead of it.
+    The snapshot and the models read the same warehouse state because `outreach models` holds the
+    warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
+    keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
+
+    The snapshot is taken by the on-run-start hook into `<name>__next` tables and replaces the published one
+    only when every model and test passed (inside the swap's transaction with `atomic_build`).
+
+    With `atomic_build`, an incremental model's `<name>__next` must start as a copy of the published table
+    (its alias is `__next`, macros/atomic_build.sql): the on-run-start hook copies it, so `is_incremental()`
+    holds and a failing build still leaves the published table untouched.
+
+    These macros read raw tables directly (not through staging): staging leaves out deleted rows and closed
+    versions, which are exactly what must be found here.
+-#}
+
+{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns']) }}{% endmacro %}
+
+{% macro incremental_state_relation(name, suffix='') %}
+    {{ return(api.Relation.create(database=target.database, schema='reporting_inputs',
+        identifier='incremental_' ~ name ~ suffix, type='table')) }}
+{% endmacro %}
+
+{#- A raw table of the sync's schema, declared in sources.yml or dlt's own (`_dlt_loads`). -#}
+{% macro raw_relation(table_name) %}
+    {%- set node = graph.sources['source.outreach.outreach.campaigns'] -%}
+    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=table_name)) }}
+{% endmacro %}
+
+{#- The raw tables the incremental models read, with their sync and deletion stamps. -#}
+{% macro incremental_marked_tables() %}{{ return(['campaign_recipients', 'replies']) }}{% endmacro %}
+
+{% macro incremental_state_ready() %}
+    {%- if not execute -%}{{ return(false) }}{%- endif -%}
+    {%- for name in incremental_state_tables() -%}
+        {%- set relation = incremental_state_relation(name) -%}
+        {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
+            {{ return(false) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(true) }}
+{% endmacro %}
+
+{#- The stamp columns (synced_at, deleted_at) that raw `table_name` has. A warehouse synced by an older
+    version may lack one: its rows then count as changed in every build (correct, only slower). -#}
+{% macro raw_stamp_columns(table_name) %}
+    {%- set found = [] -%}
+    {%- set relation = adapter.get_relation(database=raw_relation(table_name).database,
+        schema=raw_relation(table_name).schema, identifier=table_name) -%}
+    {%- if relation is not none -%}
+        {%- for column in adapter.get_columns_in_relation(relation) -%}
+            {%- if column.name | lower in ['synced_at', 'deleted_at'] -%}{%- do found.append(column.name | lower) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(found) }}
+{% endmacro %}
+
+{#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot. -#}
+{% macro changed_since_snapshot(table_name) -%}
+    {%- set marks = incremental_state_relation('marks') -%}
+    {%- set stamps = raw_stamp_columns(table_name) -%}
+    {%- if 'synced_at' not in stamps -%}
+        1 = 1
+    {%- else -%}
+    ((synced_at is not null and synced_at not in (
+            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'synced_at'))
+        {%- if 'deleted_at' in stamps %}
+        or (deleted_at is not null and deleted_at not in (
+            select stamp from {{ marks }} where table_name = '{{ table_name }}' and column_name = 'deleted_at'))
+        {%- endif -%}
+    )
+    {%- endif -%}
+{%- endmacro %}
+
+{% macro current_raw_campaigns() -%}
+    select distinct id as campaign_id from {{ raw_relation('campaigns') }} where _dlt_valid_to is null
+{%- endmacro %}
+
+{#- Campaigns that became current or stopped being current since the snapshot. -#}
+{% macro changed_campaigns() -%}
+    select campaign_id from (
+        ({{ current_raw_campaigns() }}) except (select campaign_id from {{ incremental_state_relation('campaigns') }})
+    ) as arrived
+    union
+    select campaign_id from (
+        (select campaign_id from {{ incremental_state_relation('campaigns') }}) except ({{ current_raw_campaigns() }})
+    ) as left_campaigns
+{%- endmacro %}
+
+{#- (workspace_id, lead_key) of every lead a change touched; lead_key is the lead's address as staging
+    normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe). -#}
+{% macro touched_leads() -%}
+    select workspace_id, coalesce({{ lead_email('email') }}, '') as lead_key
+    from {{ raw_relation('campaign_recipients') }}
+    where {{ changed_since_snapshot('campaign_recipients') }}
+        or campaign_id in ({{ changed_campaigns() }})
+    union
+    select workspace_id, coalesce({{ lead_email('"from"') }}, '') as lead_key
+    from {{ raw_relation('replies') }}
+    where {{ changed_since_snapshot('replies') }}
+{%- endmacro %}
+
+{#- The model's pre-hook: drop the rows of every touched lead (a lead whose rows are all gone gets no new
+    row, so delete+insert alone would keep it); without a snapshot, drop every row. -#}
+{% macro delete_touched_leads() %}
+    {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
+    {%- if not incremental_state_ready() -%}{{ return('delete from ' ~ this) }}{%- endif -%}
+    {{ return('delete from ' ~ this ~ ' where exists (select 1 from (' ~ touched_leads() ~ ') as touched'
+        ~ ' where touched.workspace_id = ' ~ this ~ '.workspace_id and touched.lead_key = coalesce('
+        ~ this ~ '.lead_email, \'\'))') }}
+{% endmacro %}
+
+{#- A join condition restricting `alias` (workspace_id, lead_email) to the touched leads on an incremental
+    run with a snapshot; true otherwise (a full build). -#}
+{% macro only_touched_leads(alias) -%}
+    {%- if execute and is_incremental() and incremental_state_ready() -%}
+        exists (select 1 from ({{ touched_leads() }}) as touched
+            where touched.workspace_id = {{ alias }}.workspace_id
+            and touched.lead_key = coalesce({{ alias }}.lead_email, ''))
+    {%- else -%}
+        1 = 1
+    {%- endif -%}
+{%- endmacro %}
+
+{#- on-run-start: snapshot what the warehouse holds now, and give each incremental model its starting copy. -#}
+{% macro outreach_start_build() %}
+    {%- if not execute or flags.WHICH not in ['build', 'run'] -%}{{ return('') }}{%- endif -%}
+    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] -%}
+    {%- set marks = ['select cast(null as ' ~ dbt.type_string() ~ ') as table_name, cast(null as '
+        ~ dbt.type_string() ~ ') as column_name, cast(null as ' ~ type_timestamptz() ~ ') as stamp where 1 = 0'] -%}
+    {%- for table_name in incremental_marked_tables() -%}
+        {%- for column_name in raw_stamp_columns(table_name) -%}
+            {%- do marks.append("select distinct '" ~ table_name ~ "' as table_name, '" ~ column_name
+                ~ "' as column_name, " ~ column_name ~ ' as stamp from ' ~ raw_relation(table_name)
+                ~ ' where ' ~ column_name ~ ' is not null') -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns()} -%}
+    {%- for name in incremental_state_tables() -%}
+        {%- set relation = incremental_state_relation(name, next_suffix()) -%}
+        {%- do statements.append('drop table if exists ' ~ relation) -%}
+        {%- do statements.append('create table ' ~ relation ~ ' as ' ~ snapshot_sql[name]) -%}
+    {%- endfor -%}
+    {%- if var('atomic_build', false) and not flags.FULL_REFRESH -%}
+        {%- for node in graph.nodes.values() -%}
+            {%- if node.resource_type == 'model' and node.config.materialized == 'incremental'
+                and node.unique_id in selected_resources -%}
+                {%- set published = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.name) -%}
+                {%- if published is not none and published.is_table -%}
+                    {%- set copy = published.incorporate(path={'identifier': node.alias}) -%}
+                    {%- do statements.append('drop table if exists ' ~ copy) -%}
+                    {%- do statements.append('create table ' ~ copy ~ ' as select * from ' ~ published) -%}
+                    {#- dbt listed the schema's relations before this hook: tell its cache of the copy, which
+                        these statements create right after rendering, before any model runs -#}
+                    {%- do adapter.cache_added(copy) -%}
+                {%- endif -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {#- run here, in a transaction of its own that is committed: reading the raw tables' columns above
+        opened one on dbt's connection, which dbt rolls back after the hook -#}
+    {%- call statement('outreach_start_build', auto_begin=true) -%}
+        {{ statements | join(';\n') }}
+    {%- endcall -%}
+    {%- do adapter.commit() -%}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro default__create_inputs_schema_sql() %}
+    {{ return('create schema if not exists ' ~ adapter.quote('reporting_inputs')) }}
+{% endmacro %}
+{#- DuckDB's connection starts in its in-memory catalog: name the warehouse's -#}
+{% macro duckdb__create_inputs_schema_sql() %}
+    {{ return('create schema if not exists ' ~ adapter.quote(target.database) ~ '.' ~ adapter.quote('reporting_inputs')) }}
+{% endmacro %}
+
+{#- After a good build: the snapshot becomes the published one, if this run built every incremental model
+    (a `dbt run --select` of some keeps the old snapshot, so the others still see the changes since). -#}
+{% macro publish_incremental_state() %}
+    {%- set statements = [] -%}
+    {%- if flags.WHICH not in ['build', 'run'] -%}{{ return(statements) }}{%- endif -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type == 'model' and node.config.materialized == 'incremental'
+            and node.unique_id not in selected_resources -%}
+            {{ return(discard_incremental_state()) }}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for name in incremental_state_tables() -%}
+        {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name)) -%}
+        {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())
+            ~ ' rename to ' ~ adapter.quote('incremental_' ~ name)) -%}
+    {%- endfor -%}
+    {{ return(statements) }}
+{% endmacro %}
+
+{% macro discard_incremental_state() %}
+    {%- set statements = [] -%}
+    {%- for name in incremental_state_tables() -%}
+        {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name, next_suffix())) -%}
+    {%- endfor -%}
+    {{ return(statements) }}
+{% endmacro %}
