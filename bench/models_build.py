@@ -31,19 +31,19 @@ from pathlib import Path
 from typing import Any
 
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
-#: the runner's last measured figures (build plus data tests, seconds; peak RSS MB), from the issue
+#: the runner's last measured figures (build plus data tests, seconds; peak RSS MB), as last recorded
 RECORDED = {"1m": {"seconds": 2.2}, "10m": {"seconds": 19.0, "peak_rss_mb": 4400.0}}
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _process_age() -> float:
+def process_age() -> float:
     """Seconds since this process started (its start-up included)."""
     import psutil
 
     return time.time() - float(psutil.Process().create_time())
 
 
-def _child_generate(path: str, recipients: int) -> None:
+def child_generate(path: str, recipients: int) -> None:
     from devtools.synthetic import make_raw_warehouse
 
     started = time.perf_counter()
@@ -59,7 +59,7 @@ def _child_runner(path: str) -> None:
 
     report = build(path, publish=False)
     print(json.dumps({
-        "wall_s": round(_process_age(), 2),
+        "wall_s": round(process_age(), 2),
         "build_s": round(report.seconds, 2),
         "peak_rss_mb": peak_rss_mb(),
         "passed": report.passed,
@@ -71,9 +71,9 @@ def _child_dbt(path: str) -> None:
     from models.build import build
     from models.settings import dbt_state_dir, resolve_target
 
-    imported = _process_age()
+    imported = process_age()
     report = build(path, publish=False)
-    wall = _process_age()
+    wall = process_age()
     phases = _dbt_phases(dbt_state_dir(resolve_target(path)) / "logs" / "dbt.log")
     marts = {m.name: round(m.seconds, 2) for m in report.models if m.is_mart}
     hook = sum(r.seconds for r in report.results if r.resource_type == "operation")
@@ -127,11 +127,13 @@ def _child_publish(path: str) -> None:
                       "bi_size_mb": round(target.stat().st_size / 2**20, 1)}))  # fmt: skip
 
 
-def _run_child(args: list[str], env: dict[str, str], first: Path = ROOT) -> dict[str, Any]:
-    """This script in a child process; `first` is its working directory, first on sys.path (the runner's tree
-    puts the runner's `models` package before ours)."""
+def run_child(
+    args: list[str], env: dict[str, str], first: Path = ROOT, module: str = "bench.models_build"
+) -> dict[str, Any]:
+    """`module` in a child process, its last stdout line as JSON; `first` is its working directory, first on
+    sys.path (the runner's tree puts the runner's `models` package before ours)."""
     out = subprocess.run(
-        [sys.executable, "-m", "bench.models_build", *args], capture_output=True, text=True, check=False,
+        [sys.executable, "-m", module, *args], capture_output=True, text=True, check=False,
         env={**env, "PYTHONPATH": f"{first}{os.pathsep}{ROOT}"}, cwd=str(first),
     )  # fmt: skip
     if out.returncode != 0:
@@ -145,7 +147,7 @@ def run_case(
 ) -> dict[str, Any]:
     line: dict[str, Any] = {"bench": "models_build", "case": case, "recipients": CASES[case], "cpus": os.cpu_count()}
     source = workdir / f"w_{case}.duckdb"
-    line.update(_run_child(["--child-generate", str(source), str(CASES[case])], env))
+    line.update(run_child(["--child-generate", str(source), str(CASES[case])], env))
     line["warehouse_mb"] = round(source.stat().st_size / 2**20, 1)
     runner_copy = workdir / "runner" / source.name
     dbt_copy = workdir / "dbt" / source.name
@@ -154,16 +156,16 @@ def run_case(
         copy.parent.mkdir(exist_ok=True)
         shutil.copy(source, copy)
     source.unlink()
-    line["runner"] = _run_child(["--child-runner", str(runner_copy)], env, runner_tree)
+    line["runner"] = run_child(["--child-runner", str(runner_copy)], env, runner_tree)
     shutil.rmtree(runner_copy.parent)
     if baseline_tree is not None:
-        line["baseline_cold"] = _run_child(["--child-dbt", str(base_copy)], env, baseline_tree)
-    line["dbt_cold"] = _run_child(["--child-dbt", str(dbt_copy)], env)
+        line["baseline_cold"] = run_child(["--child-dbt", str(base_copy)], env, baseline_tree)
+    line["dbt_cold"] = run_child(["--child-dbt", str(dbt_copy)], env)
     if baseline_tree is not None:
-        base_warm = [_run_child(["--child-dbt", str(base_copy)], env, baseline_tree)]
-        ours_warm = [_run_child(["--child-dbt", str(dbt_copy)], env)]
-        base_warm.append(_run_child(["--child-dbt", str(base_copy)], env, baseline_tree))
-        ours_warm.append(_run_child(["--child-dbt", str(dbt_copy)], env))
+        base_warm = [run_child(["--child-dbt", str(base_copy)], env, baseline_tree)]
+        ours_warm = [run_child(["--child-dbt", str(dbt_copy)], env)]
+        base_warm.append(run_child(["--child-dbt", str(base_copy)], env, baseline_tree))
+        ours_warm.append(run_child(["--child-dbt", str(dbt_copy)], env))
         line["baseline_warm"] = min(base_warm, key=lambda r: float(r["wall_s"]))
         line["dbt_warm"] = min(ours_warm, key=lambda r: float(r["wall_s"]))
         line["warm_s"] = {"baseline": [r["wall_s"] for r in base_warm], "ours": [r["wall_s"] for r in ours_warm]}
@@ -171,8 +173,8 @@ def run_case(
         line["ratio_cold_vs_baseline"] = round(line["dbt_cold"]["wall_s"] / line["baseline_cold"]["wall_s"], 2)
         shutil.rmtree(base_copy.parent)
     else:
-        line["dbt_warm"] = _run_child(["--child-dbt", str(dbt_copy)], env)
-    line.update(_run_child(["--child-publish", str(dbt_copy)], env))
+        line["dbt_warm"] = run_child(["--child-dbt", str(dbt_copy)], env)
+    line.update(run_child(["--child-publish", str(dbt_copy)], env))
     runner, warm, cold = line["runner"], line["dbt_warm"], line["dbt_cold"]
     line["ratio_warm_vs_runner_build"] = round(warm["wall_s"] / runner["build_s"], 2)
     line["ratio_warm_vs_runner_wall"] = round(warm["wall_s"] / runner["wall_s"], 2)
@@ -213,7 +215,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child-generate":
-        _child_generate(sys.argv[2], int(sys.argv[3]))
+        child_generate(sys.argv[2], int(sys.argv[3]))
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-runner":
         _child_runner(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-dbt":

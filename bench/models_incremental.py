@@ -23,32 +23,22 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.models_build import child_generate, process_age, run_child
+
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
 SHARE = 0.01
-#: the issue's target: the incremental build at most this share of the full one at 10M
+#: the target: the incremental build at most this share of the full one at 10M
 TARGET_RATIO = 0.25
-ROOT = Path(__file__).resolve().parent.parent
 
 
-def _process_age() -> float:
-    import psutil
-
-    return time.time() - float(psutil.Process().create_time())
-
-
-def _child_generate(path: str, recipients: int) -> None:
-    from devtools.synthetic import make_raw_warehouse
-
-    started = time.perf_counter()
-    make_raw_warehouse(path, recipients=recipients)
-    print(json.dumps({"generate_s": round(time.perf_counter() - started, 1)}))
+def _run_child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return run_child(args, env, module="bench.models_incremental")
 
 
 def _child_touch(path: str, round_no: int) -> None:
@@ -90,7 +80,7 @@ def _child_build(path: str, full_refresh: str) -> None:
     report = build(path, publish=False, full_refresh=full_refresh == "full")
     marts = {m.name: round(m.seconds, 2) for m in report.models if m.kind in ("table", "incremental")}
     print(json.dumps({
-        "wall_s": round(_process_age(), 2),
+        "wall_s": round(process_age(), 2),
         "dbt_s": round(report.seconds, 2),
         "mart_s": marts,
         "tests_s_summed": round(sum(t.seconds for t in report.tests), 2),
@@ -98,17 +88,6 @@ def _child_build(path: str, full_refresh: str) -> None:
         "passed": report.passed,
         "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }))  # fmt: skip
-
-
-def _run_child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.models_incremental", *args], capture_output=True, text=True, check=False,
-        env={**env, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT),
-    )  # fmt: skip
-    if out.returncode != 0:
-        raise SystemExit(f"child {' '.join(args)} failed:\n{out.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
 
 
 def _child_reset(path: str) -> None:
@@ -171,7 +150,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child-generate":
-        _child_generate(sys.argv[2], int(sys.argv[3]))
+        child_generate(sys.argv[2], int(sys.argv[3]))
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-reset":
         _child_reset(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-touch":

@@ -92,7 +92,7 @@ class ScenarioResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        """The JSON line: the issue's keys first, then the detail."""
+        """The JSON line: the headline keys first, then the detail."""
         o, b, s = self.ours.run, (self.baseline.run if self.baseline else None), self.scenario
         limit = s.rate_limit or DOCUMENTED_RATE_LIMIT
         bound_wall = (self.bound.requests + o.body_requests) / (limit / 60.0)

@@ -22,6 +22,7 @@ devtools/readers.py for the cache root), one per key; delete the folder to start
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pprint
@@ -133,10 +134,14 @@ def install() -> None:
         parse_cached = True
 
         def invoke(self, args: list[str], **kwargs: Any) -> Any:
-            paths = seed(list(args))
+            # an optimisation only: a cache that cannot be written (a test's unwritable HOME) changes nothing
+            paths = None
+            with contextlib.suppress(OSError):
+                paths = seed(list(args))
             result = super().invoke(args, **kwargs)
             if paths is not None:
-                store(*paths)
+                with contextlib.suppress(OSError):
+                    store(*paths)
             return result
 
     dbt_main.dbtRunner = CachingRunner  # type: ignore[misc]

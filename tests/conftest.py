@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,6 +39,9 @@ def dbt_parse_cache() -> None:
     from devtools.dbt_parse_cache import install
 
     install()
+    # and in the processes the tests start: tests/_site/sitecustomize.py installs it there
+    site = str(Path(__file__).parent / "_site")
+    os.environ["PYTHONPATH"] = os.pathsep.join([site, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
 @pytest.fixture

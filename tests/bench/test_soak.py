@@ -13,7 +13,7 @@ import pytest
 from bench.bi_reader import Reader, ReaderCounters
 from bench.soak import SoakConfig, SoakRun, duplicates, run_soak, summarise
 
-SHORT = SoakConfig(rounds=3, scale="tiny", workspaces=2, advance_s=1800)  # the 50-round soak is `make bench`
+SHORT = SoakConfig(rounds=2, scale="tiny", workspaces=2, advance_s=1800)  # the 50-round soak is `make bench`
 
 
 @pytest.mark.timeout(900)

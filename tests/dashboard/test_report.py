@@ -261,7 +261,7 @@ def _drop_engagement_columns(bi: Path) -> None:
 
 
 def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> None:
-    """The models' own issue-15 columns (not a mock-up): the tiles, classes and heatmap read them."""
+    """The models' own engagement columns (not a mock-up): the tiles, classes and heatmap read them."""
     data = load(bi)
     assert data.features.human_reply_rate and data.features.reply_class and data.features.send_time_performance
     assert data.features.count_contacted

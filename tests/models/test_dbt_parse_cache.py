@@ -47,3 +47,19 @@ def test_a_new_warehouse_takes_the_cached_parse(tmp_path: Path) -> None:
     nodes, log = _parse(tmp_path / "b" / "outreach.duckdb")
     assert "Unable to do partial parsing" not in log and "Starting full parse" not in log, log[-2000:]
     assert nodes == first_nodes and any(n.startswith("model.") for n in nodes)
+
+
+def test_processes_the_tests_start_use_the_cache_too() -> None:
+    """conftest.py puts tests/_site first on PYTHONPATH: a child Python wraps dbt's runner once it imports it,
+    and only then (a process that never runs dbt imports nothing of dbt's)."""
+    import os
+    import subprocess
+    import sys
+
+    assert os.environ["PYTHONPATH"].split(os.pathsep)[0].endswith("_site")
+    code = (
+        "import sys; assert 'dbt' not in sys.modules; import dbt.cli.main as m; "
+        "print(getattr(m.dbtRunner, 'parse_cached', False))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "True", out.stderr

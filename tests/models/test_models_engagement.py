@@ -160,7 +160,7 @@ def week_start(days: pd.Series) -> pd.Series:
 
 
 def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = None) -> dict[str, int]:
-    """Compare the issue-15 marts with the pandas reference; returns rows per mart (AssertionError on a difference)."""
+    """The engagement marts against the pandas reference; returns rows per mart (AssertionError on a difference)."""
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
         con.execute("set TimeZone = 'UTC'")

@@ -1,4 +1,4 @@
-"""The issue-15 marts on a warehouse synced from a `small` sandbox, with events from real signed deliveries.
+"""The engagement marts on a warehouse synced from a `small` sandbox, with events from real signed deliveries.
 
 Every mart is checked against pandas over the raw tables (check_marts, check_engagement_marts); the
 webhook events are checked against the API (a bounce or a reply seen by events on a day after the

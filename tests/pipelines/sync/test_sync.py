@@ -203,7 +203,7 @@ def test_bad_key_fails_fast_with_one_line_via_the_cli(shared_small_sandbox: Any,
     )
     elapsed = time.monotonic() - started
     assert proc.returncode != 0
-    # fast means one request, never retried (401 is not a retry's to fix); seconds are the bound,
+    # fast means one request, never retried (401 is not a retry's to fix); seconds are the promised bound,
     # generous for a loaded machine (the process start alone is about 1 s)
     assert shared_small_sandbox.metrics()["by_status"] == {"401": 1}
     assert elapsed < 5.0, elapsed

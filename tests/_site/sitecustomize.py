@@ -1,0 +1,45 @@
+"""The test suite's dbt parse cache in the Python processes the tests start (`outreach models`, the demo,
+Prefect's flow runs), not only in pytest's own: conftest.py puts this folder first on PYTHONPATH.
+
+Nothing happens until a process imports dbt's runner (`dbt.cli.main`); then devtools/dbt_parse_cache.py
+wraps it, as conftest.py does in the test process. Processes that never run dbt pay one look-up per import.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+_WATCHED = "dbt.cli.main"
+_REPO = str(Path(__file__).resolve().parents[2])
+
+
+class _InstallAfterImport(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != _WATCHED:
+            return None
+        sys.meta_path.remove(self)  # the next finders locate dbt's own module
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        execute = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            execute(module)
+            if _REPO not in sys.path:
+                sys.path.append(_REPO)  # last: the product's own imports never resolve here first
+            from devtools.dbt_parse_cache import install
+
+            install()
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+sys.meta_path.insert(0, _InstallAfterImport())
