@@ -2,8 +2,9 @@
 
 Usage: .venv/bin/python -m bench.demo_time [--runs 2] [--scale small] [--tree DIR] [--no-cli] [--save LABEL]
 
-Each run is `outreach demo --scale SCALE` in a fresh directory, with none of the user's Prefect or outreach
-settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run is the cold
+Each run is `outreach demo --scale SCALE` in one directory, as a user runs `make demo` again in the same
+clone (the demo replaces its own warehouse; dbt's saved parse beside it stays), with none of the user's Prefect or
+outreach settings (so it starts its own temporary Prefect server), timed from launch to exit. The first run is the cold
 one when nothing of the demo's is cached yet: run the bench with an empty cache, `XDG_CACHE_HOME=$(mktemp -d)`,
 for a new user's first run (the Prefect server's migrated database is kept there); later runs are warm.
 `--tree DIR` runs another checkout's code (e.g. `git archive HEAD~1 | tar -x -C /tmp/before`) with this
@@ -78,23 +79,22 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_demo(scale: str, tree: Path | None, label: str) -> dict[str, Any]:
-    """One `outreach demo` in a fresh directory: wall seconds, load average before and after, parsed figures."""
-    with tempfile.TemporaryDirectory(prefix="bench-demo-") as cwd:
-        before = load_average()
-        cpu_before = _children_cpu_s()
-        started = time.perf_counter()
-        done = subprocess.run(
-            [OUTREACH, "demo", "--scale", scale],
-            cwd=cwd,
-            env=user_env(tree),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=900,
-        )
-        seconds = time.perf_counter() - started
-        cpu_s = _children_cpu_s() - cpu_before
+def run_demo(scale: str, tree: Path | None, label: str, cwd: str) -> dict[str, Any]:
+    """One `outreach demo` in `cwd`: wall seconds, load average before and after, parsed figures."""
+    before = load_average()
+    cpu_before = _children_cpu_s()
+    started = time.perf_counter()
+    done = subprocess.run(
+        [OUTREACH, "demo", "--scale", scale],
+        cwd=cwd,
+        env=user_env(tree),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    seconds = time.perf_counter() - started
+    cpu_s = _children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"outreach demo failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     leaked = "leaked" in done.stdout + done.stderr
@@ -149,15 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     from flows.prefect_api import migrated_database_template  # the one cache the demo keeps between runs
 
     cached = migrated_database_template().is_file()
-    for index in range(args.runs):
-        label = f"warm #{index}" if index else ("first (Prefect database cached)" if cached else "first (cold)")
-        got = run_demo(args.scale, args.tree, label)
-        record["demo"].append(got)
-        syncs = ", ".join(f"{m} sync {s['seconds']} s ({s['requests']} requests)" for m, s in got["syncs"].items())
-        print(f"demo {label}: {got['seconds']} s wall, {got['cpu_seconds']} s CPU; {syncs}; "
-              f"load average {got['loadavg_before']} before, {got['loadavg_after']} after", flush=True)  # fmt: skip
-        for item in got["steps"]:
-            print(f"  {item['step']}: {item.get('seconds', '?')} s", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as cwd:
+        for index in range(args.runs):
+            label = f"warm #{index}" if index else ("first (Prefect database cached)" if cached else "first (cold)")
+            got = run_demo(args.scale, args.tree, label, cwd)
+            record["demo"].append(got)
+            syncs = ", ".join(f"{m} sync {s['seconds']} s ({s['requests']} requests)" for m, s in got["syncs"].items())
+            print(f"demo {label}: {got['seconds']} s wall, {got['cpu_seconds']} s CPU; {syncs}; "
+                  f"load average {got['loadavg_before']} before, {got['loadavg_after']} after", flush=True)  # fmt: skip
+            for item in got["steps"]:
+                print(f"  {item['step']}: {item.get('seconds', '?')} s", flush=True)
     if not args.no_cli:
         cli = run_cli(args.scale, args.tree)
         record["cli"] = cli

@@ -12,6 +12,11 @@ if [ ! -x "$bin/ruff" ] || [ ! -x "$bin/mypy" ]; then
   exit 2
 fi
 
+# mypy's cache outside the clone, beside the suite's other caches (devtools/readers.py): a fresh clone (CI) then
+# checks only what changed. mypy keys each module's entry by the source's hash, so a stale entry is never used.
+cache_root="${OUTREACH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/outreach-elt}"
+export MYPY_CACHE_DIR="${MYPY_CACHE_DIR:-$cache_root/mypy}"
+
 fix=0
 if [ "${1:-}" = "--fix" ]; then
   fix=1
