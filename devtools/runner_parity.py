@@ -93,6 +93,7 @@ class Parity:
     problems: list[str] = field(default_factory=list)
     #: every differing cell counted by table.column (the problems list shows the first 20 only)
     differing_cells: dict[str, int] = field(default_factory=dict)
+    dbt_warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -116,10 +117,11 @@ def build_with_runner(warehouse: Path, rev: str = RUNNER_REV) -> None:
                        capture_output=True, text=True, timeout=600)  # fmt: skip
 
 
-def build_with_dbt(warehouse: Path) -> None:
+def build_with_dbt(warehouse: Path) -> list[str]:
+    """Build `warehouse` with dbt; returns the build's warnings (a raw table dbt did not find, ...)."""
     from models.build import build
 
-    build(warehouse, publish=False)
+    return build(warehouse, publish=False).warnings
 
 
 def _tables(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, list[tuple[str, str]]]:
@@ -206,8 +208,10 @@ def run(warehouse: Path, rev: str = RUNNER_REV) -> Parity:
             copy.parent.mkdir()
             shutil.copy(warehouse, copy)
         build_with_runner(old, rev)
-        build_with_dbt(new)
-        return compare(old, new)
+        warnings = build_with_dbt(new)
+        result = compare(old, new)
+        result.dbt_warnings = warnings
+        return result
 
 
 def main() -> None:

@@ -39,7 +39,11 @@ def dbt_parse_cache() -> None:
     from devtools.dbt_parse_cache import install
 
     install()
-    # and in the processes the tests start: tests/_site/sitecustomize.py installs it there
+    # and in the processes the tests start: tests/_site/sitecustomize.py installs it there, on this cache
+    # whatever HOME a test gives them (a test of an uncreatable HOME must not see the cache create it)
+    from devtools.readers import CACHE
+
+    os.environ.setdefault("OUTREACH_CACHE_DIR", str(CACHE.parent))
     site = str(Path(__file__).parent / "_site")
     os.environ["PYTHONPATH"] = os.pathsep.join([site, *filter(None, [os.environ.get("PYTHONPATH")])])
 

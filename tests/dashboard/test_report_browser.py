@@ -18,41 +18,24 @@ from typing import Any
 import duckdb
 import pytest
 from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql, synthetic_bi
+from test_sync_support import admin_keys, sync_sandbox
 
 from dashboard import write_report
 from dashboard.metrics import HEALTHY_REPUTATION, HEALTHY_WARMUP, MAX_MAILBOX_LINES
 from dashboard.report import CHARTS
 from devtools.browser import HeadlessChromium, OpenedPage
-from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(300)
 BENCH_OUT = Path(__file__).resolve().parents[2] / "bench" / "out"
 
 
-def _read_keys(sandbox: Any) -> list[str]:
-    keys: dict[str, str] = {}
-    for entry in sandbox.keys():
-        if entry["level"] == "read":
-            keys.setdefault(entry["workspace_id"], entry["key"])
-    assert len(keys) >= 2
-    return list(keys.values())
-
-
 def _synced_bi(sandbox: Any, tmp_path: Path) -> Path:
     """Full sync, a simulated day, quick sync (mailbox history of two days), models, BI file."""
-    keys = _read_keys(sandbox)
+    keys = admin_keys(sandbox, level="read")
+    assert len(keys) >= 2
     warehouse = tmp_path / "outreach.duckdb"
     for mode in ("full", "quick"):
-        run_sync(
-            mode=mode,
-            api_keys=keys,
-            base_url=sandbox.base_url,
-            duckdb_path=warehouse,
-            progress=False,
-            rate_limit_per_minute=0,
-            reply_body_cap=20,
-            pipelines_dir=tmp_path / "dlt",
-        )
+        sync_sandbox(sandbox, keys, warehouse, mode, tmp_path)
         if mode == "full":
             sandbox.advance(86_400)
     return build_bi(warehouse)

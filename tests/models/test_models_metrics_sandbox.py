@@ -17,36 +17,15 @@ from typing import Any
 import duckdb
 import httpx
 import pytest
+from test_sync_support import admin_keys, sync_sandbox
 
 from models.build import build
 from models.settings import bi_path_for
 from models.summary import demo_summary
-from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(300)
 
 PRIMARY = ("open", "click", "reply", "bounce", "unsubscribe", "progress")
-
-
-def _read_keys(sandbox: Any) -> list[str]:
-    keys: dict[str, str] = {}
-    for entry in sandbox.keys():
-        if entry["level"] == "read":
-            keys.setdefault(entry["workspace_id"], entry["key"])
-    return list(keys.values())
-
-
-def _sync(sandbox: Any, keys: list[str], warehouse: Path, mode: str, tmp_path: Path) -> None:
-    run_sync(
-        mode=mode,
-        api_keys=keys,
-        base_url=sandbox.base_url,
-        duckdb_path=warehouse,
-        progress=False,
-        rate_limit_per_minute=0,
-        reply_body_cap=20,
-        pipelines_dir=tmp_path / "dlt",
-    )
 
 
 def _service_rates(sandbox: Any, keys: list[str]) -> dict[str, dict[str, float]]:
@@ -177,18 +156,18 @@ def _check_demo_summary(bi: Path) -> None:
 
 def test_primary_rates_equal_the_services_and_invariants_hold(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
     sandbox = make_sandbox(scale="small", rate_limit=0)
-    keys = _read_keys(sandbox)
+    keys = admin_keys(sandbox, level="read")
     warehouse = tmp_path / "outreach.duckdb"
     bi = bi_path_for(warehouse)
 
-    _sync(sandbox, keys, warehouse, "full", tmp_path)
+    sync_sandbox(sandbox, keys, warehouse, "full", tmp_path)
     assert build(warehouse).passed
     _check_primary_rates(bi, _service_rates(sandbox, keys))
     _check_invariants(bi)
     _check_demo_summary(bi)
 
     sandbox.advance(86_400)  # a simulated day of sends, opens, replies
-    _sync(sandbox, keys, warehouse, "quick", tmp_path)
+    sync_sandbox(sandbox, keys, warehouse, "quick", tmp_path)
     assert build(warehouse).passed
     _check_primary_rates(bi, _service_rates(sandbox, keys))
     _check_invariants(bi)

@@ -18,34 +18,12 @@ import httpx
 import pytest
 from test_models_bi import READER
 from test_models_marts import check_marts
+from test_sync_support import admin_keys, sync_sandbox
 
 from models.build import build
 from models.settings import bi_path_for
-from pipelines.sync import run_sync
 
 pytestmark = pytest.mark.timeout(240)
-
-
-def _read_keys(sandbox: Any) -> list[str]:
-    keys: dict[str, str] = {}
-    for entry in sandbox.keys():
-        if entry["level"] == "read":
-            keys.setdefault(entry["workspace_id"], entry["key"])
-    assert len(keys) >= 2
-    return list(keys.values())
-
-
-def _sync(sandbox: Any, keys: list[str], warehouse: Path, mode: str, tmp_path: Path) -> None:
-    run_sync(
-        mode=mode,
-        api_keys=keys,
-        base_url=sandbox.base_url,
-        duckdb_path=warehouse,
-        progress=False,
-        rate_limit_per_minute=0,
-        reply_body_cap=20,
-        pipelines_dir=tmp_path / "dlt",
-    )
 
 
 def _api_truth(sandbox: Any, keys: list[str]) -> dict[str, Any]:
@@ -132,10 +110,11 @@ def _check_against_api(warehouse: Path, truth: dict[str, Any]) -> None:
 
 def test_models_on_synced_sandbox_with_reader_holding_bi_file(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
     sandbox = make_sandbox(scale="small", rate_limit=0)
-    keys = _read_keys(sandbox)
+    keys = admin_keys(sandbox, level="read")
+    assert len(keys) >= 2
     warehouse = tmp_path / "outreach.duckdb"  # the default name: catalog and raw schema are both `outreach`
 
-    _sync(sandbox, keys, warehouse, "full", tmp_path)
+    sync_sandbox(sandbox, keys, warehouse, "full", tmp_path)
     report = build(warehouse)
     assert report.passed
     check_marts(warehouse)
@@ -152,7 +131,7 @@ def test_models_on_synced_sandbox_with_reader_holding_bi_file(make_sandbox: Call
         sent_before = con.execute("select sum(count_sent) from reporting.campaign_performance").fetchall()[0][0]
 
         sandbox.advance(86_400)  # a simulated day of sends, opens, replies
-        _sync(sandbox, keys, warehouse, "full", tmp_path)  # the sync never touches the BI file
+        sync_sandbox(sandbox, keys, warehouse, "full", tmp_path)  # the sync never touches the BI file
         report = build(warehouse)
         assert report.passed
 
