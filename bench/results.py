@@ -232,6 +232,8 @@ def _incremental_section(rec: dict[str, Any]) -> list[str]:
             f"| {full['mart_s'].get('lead_engagement')} / {incr['mart_s'].get('lead_engagement')} "
             f"| {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
         )
+    if rec.get("note"):
+        out += ["", str(rec["note"])]
     return out
 
 

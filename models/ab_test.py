@@ -18,6 +18,7 @@ the state is "no winner yet" with the approximate recipients per arm still neede
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -95,16 +96,23 @@ def variant_tests(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFra
     }
     rows: list[dict[str, Any]] = []
     ordered = variants.sort_values(["campaign_id", "variant_index"])
-    for campaign_id, arms in ordered.groupby("campaign_id", sort=True):
-        cid = str(campaign_id)
-        built = [
-            _arm(cid, int(index), int(sent), int(replied), totals.get(cid))
-            for index, sent, replied in zip(
-                arms["variant_index"], arms["count_sent"], arms["count_replied"], strict=True
-            )
-        ]
-        _test(built)
-        rows.extend(arm.row() for arm in built)
+    # statsmodels' Holm correction runs a full garbage collection on every call: over a large warehouse's
+    # heap that cost 0.1 s per campaign (32 s of a 56 s build at 1M recipients). Frozen, the objects that
+    # exist already are skipped by those collections; unfrozen after, nothing else changes.
+    gc.freeze()
+    try:
+        for campaign_id, arms in ordered.groupby("campaign_id", sort=True):
+            cid = str(campaign_id)
+            built = [
+                _arm(cid, int(index), int(sent), int(replied), totals.get(cid))
+                for index, sent, replied in zip(
+                    arms["variant_index"], arms["count_sent"], arms["count_replied"], strict=True
+                )
+            ]
+            _test(built)
+            rows.extend(arm.row() for arm in built)
+    finally:
+        gc.unfreeze()
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
