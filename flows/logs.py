@@ -23,8 +23,10 @@ def route_library_logs_to_prefect(names: tuple[str, ...] = EXTRA_LOGGERS) -> Non
     wanted = set(os.environ.get("PREFECT_LOGGING_EXTRA_LOGGERS", "").replace(" ", "").split(","))
     wanted.discard("")
     os.environ["PREFECT_LOGGING_EXTRA_LOGGERS"] = ",".join(sorted(wanted | set(names)))
-    # The same loggers also run outside flows (`outreach sync`, tests): there they log to the console
-    # only, without Prefect's "no flow run id" warning on every line.
+    # The same loggers also run outside flows: there they should log to the console only, without Prefect's
+    # "no flow run id" warning on every line. Processes started from here (`prefect serve`'s flow runs) read
+    # this before Prefect loads its settings; this process may have loaded them already, and then still warns
+    # where it logs outside a run.
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
 
     # Only Prefect's own handlers: a test runner (pytest) also hangs its capture handlers on every
