@@ -10,7 +10,7 @@ ours needs: `merge` on `id` into the same DuckDB destination.
 - `arrow_page`: one typed pyarrow table per 200-row page (ours' shaping, no batching).
 - `ours_arrow_10k`: ours' path (pipelines/source/batch_source.py): typed pyarrow tables of 10,000 rows built by
   `pipelines.source.recipients_arrow.recipients_table`, written to parquet in extract, loaded by DuckDB through ours'
-  pipeline (`pipelines.sync.make_pipeline`: its DuckDB destination and settings).
+  pipeline (`pipelines.warehouse.destination.make_pipeline`: its DuckDB destination and settings).
 
 Memory flatness: ours' path also runs on `--default-rows` rows, to put its peak beside the 1M figure.
 The extract time includes building the synthetic dicts (the same work for every path).

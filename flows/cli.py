@@ -103,7 +103,7 @@ def sync(
     ] = False,
 ) -> None:
     """Run one sync of every configured workspace into the warehouse."""
-    from pipelines.sync.run import run_sync
+    from pipelines.sync.edge import run_sync
 
     try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.sync.run.sync`
         report = run_sync(

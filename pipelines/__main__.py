@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    from pipelines.sync.run import run_sync
+    from pipelines.sync.edge import run_sync
 
     try:  # resolves the settings once (after the fast checks of what was given), then `pipelines.sync.run.sync`
         report = run_sync(

@@ -138,3 +138,21 @@ def connectivity_check(client: OutreachClient) -> dict[str, Any]:
             f"GET {client.base_url}/account: no `workspace` in the answer: is the base URL the API's /api/v1?"
         )
     return dict(data)
+
+
+def raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
+    """Every key failed: the first one's error now (numbered when there are several)."""
+    if checked and all(isinstance(r, OutreachError) for r in checked):
+        first = checked[0]
+        assert isinstance(first, OutreachError)
+        raise numbered(first, 0, len(checked))
+
+
+def numbered(exc: BaseException, index: int, total: int) -> BaseException:
+    """With several keys, say which one failed (the key itself never appears)."""
+    if total > 1 and isinstance(exc, OutreachError):
+        try:
+            return type(exc)(f"workspace key #{index + 1}: {exc}")
+        except TypeError:
+            return OutreachError(f"workspace key #{index + 1}: {exc}")
+    return exc

@@ -1,7 +1,7 @@
 """Run: one sync of every configured workspace, the way `outreach sync`, ``python -m pipelines``, the demo and
 the Prefect flows all do it (`sync`, which takes the settings the edge resolved once).
 
-1. the edge resolves the settings once (`pipelines.core.config`); `sync` names the warehouse
+1. the edge (`pipelines.sync.edge`) resolves the settings once (`pipelines.core.config`); `sync` names the warehouse
    (`pipelines.warehouse.destination`);
 2. take the warehouse lock for the run (`pipelines.warehouse.lock`: a second sync waits, saying for whom, then
    fails in one line), check the warehouse can be written, load the webhook spool;
@@ -22,10 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.api.accounts import Workspace, check_keys
-from pipelines.api.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
+from pipelines.api.accounts import Workspace, check_keys, numbered, raise_if_none_found
 from pipelines.core import constants
-from pipelines.core.config import OutreachSettings, require_api, resolve_settings
+from pipelines.core.config import OutreachSettings, require_api
 from pipelines.core.deadline import Deadline, interrupted, interruption, stop_on_signals
 from pipelines.core.errors import ConfigError, OutreachError
 from pipelines.core.progress import ProgressDisplay, WorkspaceProgress
@@ -40,67 +39,6 @@ from pipelines.warehouse.warehouse_prep import load_spool_events, prepare_wareho
 log = logging.getLogger(__name__)
 
 Notify = Callable[[str], None]
-
-
-def run_sync(
-    *,
-    mode: str = "quick",
-    settings: OutreachSettings | None = None,
-    api_keys: Sequence[str] | None = None,
-    base_url: str | None = None,
-    duckdb_path: str | Path | None = None,
-    destination: str | None = None,
-    spool_dir: str | Path | None = None,
-    progress: bool = True,
-    rate_limit_per_minute: int | None = None,
-    reply_body_cap: int | None = None,
-    reply_lookback_s: int | None = None,
-    request_timeout: float | None = None,
-    workers: int | None = None,
-    batch_size: int | None = None,
-    pipelines_dir: str | Path | None = None,
-    lock_timeout_s: float | None = None,
-    notify: Notify | None = None,
-    reset_state: bool = False,
-) -> SyncReport:
-    """The edge of :func:`sync` for commands, scripts and tests: arguments left None come from dlt config
-    (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
-    the warehouse's pipelines first (the data stays) and read everything again (a full sync).
-
-    A given warehouse path and given keys (with a URL) are checked before the settings are resolved: that
-    imports dlt, seconds on a busy machine, and a bad key or path should fail at once.
-    """
-    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
-    checked: list[Workspace | OutreachError] | None = None
-    if settings is None:
-        from pipelines.warehouse.diagnose import preflight_given
-
-        if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
-            preflight_given(duckdb_path)
-        if given and base_url:
-            # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s
-            pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
-            checked = check_keys(
-                given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
-            )
-            _raise_if_none_found(checked)
-    cfg = settings or resolve_settings(
-        base_url=base_url,
-        duckdb_path=duckdb_path,
-        destination=destination,
-        spool_dir=spool_dir,
-        rate_limit_per_minute=rate_limit_per_minute,
-        reply_body_cap=reply_body_cap,
-        reply_lookback_s=reply_lookback_s,
-        request_timeout=request_timeout,
-        workers=workers,
-        batch_size=batch_size,
-        pipelines_dir=pipelines_dir,
-        lock_timeout_s=lock_timeout_s,
-    )
-    return sync(
-        cfg, mode=mode, api_keys=given, progress=progress, notify=notify, checked=checked, reset_state=reset_state
-    )
 
 
 @stop_on_signals()
@@ -147,7 +85,7 @@ def sync(
             workers=cfg.workers,
             rate_limit_per_minute=cfg.rate_limit_per_minute or None,
         )
-        _raise_if_none_found(checked)
+        raise_if_none_found(checked)
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
@@ -161,7 +99,7 @@ def sync(
                 workers=cfg.workers,
                 rate_limit_per_minute=cfg.rate_limit_per_minute or None,
             )
-            _raise_if_none_found(checked)
+            raise_if_none_found(checked)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found = [r for r in checked if isinstance(r, Workspace)]
         demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
@@ -192,7 +130,7 @@ def sync(
         raise stopped
     if errors:
         index, exc = errors[0]
-        raise _numbered(exc, index, len(keys))
+        raise numbered(exc, index, len(keys))
     rejected = report.rejected()
     if rejected:
         names = ", ".join(sorted({ws.workspace_name for ws in report.workspaces if ws.rejected}))
@@ -219,14 +157,6 @@ def _check_dlt_state(root: Path, reset: bool, notify: Notify | None) -> None:
         raise DamagedStateError(damaged[0])
 
 
-def _raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
-    """Every key failed: the first one's error now (numbered when there are several)."""
-    if checked and all(isinstance(r, OutreachError) for r in checked):
-        first = checked[0]
-        assert isinstance(first, OutreachError)
-        raise _numbered(first, 0, len(checked))
-
-
 def new_run_id() -> str:
     """A run's id: sortable by start time to the second (runs within one second tie), unique across machines."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
@@ -236,16 +166,6 @@ def _errors(
     reports: Sequence[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]],
 ) -> list[tuple[Workspace, BaseException]]:
     return [(ws, err) for _, (ws, err) in reports if err is not None]
-
-
-def _numbered(exc: BaseException, index: int, total: int) -> BaseException:
-    """With several keys, say which one failed (the key itself never appears)."""
-    if total > 1 and isinstance(exc, OutreachError):
-        try:
-            return type(exc)(f"workspace key #{index + 1}: {exc}")
-        except TypeError:
-            return OutreachError(f"workspace key #{index + 1}: {exc}")
-    return exc
 
 
 def _key_failure_record(run_id: str, mode: str, index: int, exc: OutreachError) -> dict[str, Any]:

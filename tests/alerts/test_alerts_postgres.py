@@ -22,7 +22,7 @@ from alerts.store import TABLE, ensure_table
 from flows.cli import app
 from models.dbt_invoke import invoke
 from models.settings import resolve_target
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 from pipelines.warehouse.destination import warehouse_target
 from receiver.server import ReceiverServer
 from tests.alerts_support import sink

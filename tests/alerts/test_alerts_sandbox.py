@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 from receiver.server import ReceiverServer
 from tests.alerts_support import sink
 from tests.test_sync_support import sandbox_sync_args

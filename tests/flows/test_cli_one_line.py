@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from pipelines.api.url_and_key import check_base_url
 from pipelines.core.errors import BaseUrlError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:

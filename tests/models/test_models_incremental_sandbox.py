@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from models.build import build
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 pytestmark = pytest.mark.timeout(2400)  # four syncs and five builds: minutes on a loaded 2-CPU machine
 

@@ -11,7 +11,7 @@ from typing import Any
 from test_sync_support import admin_keys
 
 from pipelines.api.client import DEFAULT_RATE_LIMIT_PER_MINUTE
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def test_a_sync_at_exactly_the_limit_sees_no_429(make_sandbox: Any, tmp_path: Path) -> None:

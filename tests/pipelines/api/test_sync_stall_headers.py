@@ -15,7 +15,7 @@ from trickle_proxy import TrickleProxy
 
 from pipelines.api.client import OutreachClient
 from pipelines.core.errors import ApiUnavailableError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 @pytest.fixture

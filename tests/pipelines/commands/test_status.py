@@ -15,7 +15,7 @@ import pytest
 from test_sync_support import admin_keys, query
 
 from pipelines.core.errors import AuthError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _status(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,7 @@ from test_sync_support import admin_keys
 from typer.testing import CliRunner
 
 from flows.cli import app
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 from pipelines.warehouse.lock import current_holder, file_target
 
 

@@ -12,7 +12,7 @@ import pytest
 from test_sync_support import admin_keys, sandbox_sync_args
 
 from pipelines.core import progress
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 LINE = re.compile(r"^progress (?P<label>.+?): stage=\S+ pages=\d+/\d+ rows=\d+ requests=\d+ ")
 

@@ -24,7 +24,7 @@ from pipelines.core import constants
 from pipelines.core.errors import AuthError, ConfigError, ForbiddenError
 from pipelines.source.dlt_state import StateReader
 from pipelines.source.stored import WarehouseReader
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 from pipelines.warehouse.diagnose import root_cause
 
 #: columns whose values are the run's own clock (when it ran, what the service's clock said): they differ

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, query
 
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 HISTORY = {"workspace_history": "id", "campaigns": "id", "email_accounts": "id"}
 

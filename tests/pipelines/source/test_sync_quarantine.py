@@ -16,7 +16,7 @@ import pytest
 from test_sync_support import admin_keys, api_truth, assert_warehouse_equals_api, query, sandbox_sync_args
 
 from pipelines.source.quarantine import RejectedRecordsError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 DELETABLE = ("campaign_recipients", "campaign_stats", "campaign_variants", "replies")
 

@@ -12,7 +12,7 @@ import pytest
 from test_sync_support import admin_keys, query, sandbox_sync_args
 
 from pipelines.source.quarantine import RejectedRecordsError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 INSTANTS = {
     "replies": ("received_at",),

@@ -9,7 +9,7 @@ from typing import Any
 
 from test_sync_support import admin_keys, query
 
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def test_a_credit_change_adds_a_version_and_an_unchanged_account_none(make_sandbox: Any, tmp_path: Path) -> None:

@@ -203,13 +203,31 @@ def test_bad_key_fails_fast_with_one_line_via_the_cli(shared_small_sandbox: Any,
     )
     elapsed = time.monotonic() - started
     assert proc.returncode != 0
-    # fast means one request, never retried (401 is not a retry's to fix); seconds are the promised bound,
-    # generous for a loaded machine (the process start alone is about 1 s)
+    # fast means one request, never retried (401 is not a retry's to fix), before dlt is imported (below);
+    # about 1 s on an idle machine, the bound is for a loaded one
     assert shared_small_sandbox.metrics()["by_status"] == {"401": 1}
     assert elapsed < 5.0, elapsed
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert lines == [lines[0]] and "API key rejected (401)" in lines[0], proc.stderr
     assert "sk_wrong_key_000" not in proc.stderr + proc.stdout
+
+
+def test_the_sync_edge_checks_given_keys_before_dlt_is_imported() -> None:
+    """What keeps a bad key fast: the edge, and the package it sits in, import no dlt, pandas or pyarrow."""
+    code = (
+        "import sys, pipelines.sync, pipelines.sync.edge\n"
+        "print(sorted(m for m in ('dlt', 'pandas', 'pyarrow') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_the_sync_package_names_resolve() -> None:
+    import pipelines.sync
+
+    assert all(callable(getattr(pipelines.sync, name)) for name in pipelines.sync.__all__)
+    with pytest.raises(AttributeError):
+        _ = pipelines.sync.no_such_name
 
 
 def test_bad_key_raises_auth_error_in_process(shared_small_sandbox: Any, tmp_path: Path) -> None:

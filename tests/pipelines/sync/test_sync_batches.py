@@ -16,7 +16,7 @@ from test_sync_support import (
 )
 
 from pipelines.source.shaping import campaign_fingerprint
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:

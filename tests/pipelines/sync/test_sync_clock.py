@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from test_sync_support import admin_keys, query, sandbox_sync_args
 
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _service_now(sb: Any, key: str) -> datetime:

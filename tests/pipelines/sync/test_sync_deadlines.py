@@ -14,7 +14,7 @@ from test_sync_support import admin_keys, query, sandbox_sync_args
 from pipelines.api.client import OutreachClient
 from pipelines.core.deadline import Deadline, SyncTimedOut
 from pipelines.core.errors import ApiUnavailableError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _trickled_sync(

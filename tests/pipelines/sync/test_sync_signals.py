@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _start(sb: Any, keys: list[str], tmp: Path) -> subprocess.Popen[str]:

@@ -62,9 +62,10 @@ def preflight_error(path: Path) -> str:
 
 def dlt_failure(path: Path, pipelines_dir: Path, rows: int = 1) -> BaseException:
     """The exception a real dlt run into the warehouse at `path` raises (the product's destination)."""
-    from pipelines.sync import make_pipeline
+    from pipelines.warehouse.destination import make_pipeline, warehouse_target
 
-    pipeline = make_pipeline("outreach_diag", path, str(pipelines_dir))
+    warehouse = warehouse_target(duckdb_path=path, destination="duckdb")
+    pipeline = make_pipeline("outreach_diag", warehouse, str(pipelines_dir))
     with pytest.raises(Exception) as info:
         pipeline.run([{"id": i, "text": "x" * 200} for i in range(rows)], table_name="t")
     return info.value

@@ -69,8 +69,9 @@ def test_a_load_left_pending_is_finished_by_the_next_run_which_says_so(
 ) -> None:
     from pipelines.api.accounts import check_keys
     from pipelines.core.config import resolve_settings
+    from pipelines.sync.edge import run_sync
     from pipelines.sync.extract import extract_batch
-    from pipelines.sync.run import new_run_id, run_sync
+    from pipelines.sync.run import new_run_id
     from pipelines.warehouse.destination import warehouse_target
 
     sb = make_sandbox(scale="tiny", rate_limit=0)
@@ -108,8 +109,9 @@ def test_a_pending_load_the_warehouse_refuses_is_rolled_back_and_read_again(
 ) -> None:
     from pipelines.api.accounts import check_keys
     from pipelines.core.config import resolve_settings
+    from pipelines.sync.edge import run_sync
     from pipelines.sync.extract import extract_batch
-    from pipelines.sync.run import new_run_id, run_sync
+    from pipelines.sync.run import new_run_id
     from pipelines.warehouse.destination import warehouse_target
 
     sb = make_sandbox(scale="tiny", rate_limit=0)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from pipelines.commands.check import run_check
 from pipelines.core.errors import OutreachError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _sync(sb: Any, keys: list[str], db: Path, tmp: Path, **extra: Any) -> Any:

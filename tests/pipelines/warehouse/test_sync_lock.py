@@ -23,7 +23,7 @@ from test_sync_support import (
 )
 
 from pipelines.core.errors import WarehouseError
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 from pipelines.warehouse.failure import WarehouseUnavailable
 from pipelines.warehouse.lock import current_holder
 

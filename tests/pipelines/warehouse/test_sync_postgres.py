@@ -24,7 +24,7 @@ from test_sync_support import (
 )
 
 from pipelines.source.shaping import campaign_fingerprint
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 BIG_CAP = 100_000
 

@@ -10,7 +10,7 @@ import psycopg2
 import pytest
 from test_sync_support import admin_keys
 
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def test_a_dsn_without_a_password_syncs(

@@ -12,7 +12,7 @@ from test_sync_support import admin_keys, query
 
 from pipelines.core.config import resolve_settings
 from pipelines.events import spool
-from pipelines.sync.run import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _sync(sb: Any, db: Path, tmp: Path) -> Any:
