@@ -95,7 +95,9 @@ def sync(
         Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Workspaces per dlt load.")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(help="Workspaces per dlt load (default 25 in a full sync, 100 in a quick one).")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
     reset_state: Annotated[
         bool,

@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spool", default=None, help="webhook spool to load first (default data/spool/)")
     parser.add_argument("--pipelines-dir", default=None, help="dlt working dir (default: the warehouse's own)")
     parser.add_argument("--workers", type=int, default=None, help="threads reading the API at once")
-    parser.add_argument("--batch-size", type=int, default=None, help="workspaces per dlt load")
+    parser.add_argument(
+        "--batch-size", type=int, default=None, help="workspaces per dlt load (default 25 full, 100 quick)"
+    )
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)

@@ -54,8 +54,9 @@ class OutreachSettings(BaseConfiguration):
     """the longest `Retry-After` a sync waits; the service asking for longer fails the sync, naming the wait"""
     workers: int = 8
     """threads reading the API at once (shared by the workspaces of a batch)"""
-    batch_size: int = 25
-    """workspaces extracted, normalized and loaded together (one dlt load per batch)"""
+    batch_size: int | None = None
+    """workspaces extracted, normalized and loaded together (one dlt load per batch); default 25 in a full
+    sync, 100 in a quick sync (`batch_size_for`)"""
     destination: str = "duckdb"
     """duckdb, postgres (credentials: DESTINATION__POSTGRES__CREDENTIALS), or another dlt destination"""
     duckdb_path: str = constants.DEFAULT_DUCKDB_PATH
@@ -78,6 +79,12 @@ class OutreachSettings(BaseConfiguration):
             f"OutreachSettings(base_url={self.base_url!r}, destination={self.destination!r}, "
             f"duckdb_path={self.duckdb_path!r}, workers={self.workers}, batch_size={self.batch_size})"
         )
+
+    def batch_size_for(self, mode: str) -> int:
+        """Workspaces per batch in a sync of `mode`: `batch_size` when set, else the mode's default."""
+        if self.batch_size:
+            return self.batch_size
+        return constants.FULL_BATCH_SIZE if mode == "full" else constants.QUICK_BATCH_SIZE
 
     def api_key_list(self) -> list[str]:
         """The configured keys: `api_keys` when set, else `api_key` (one workspace each)."""
@@ -124,7 +131,7 @@ def _plain(value: Any) -> Any:
 def _validate(settings: OutreachSettings) -> None:
     if settings.workers < 1:
         raise ConfigError(f"sources.outreach.workers must be at least 1, got {settings.workers}")
-    if settings.batch_size < 1:
+    if settings.batch_size is not None and settings.batch_size < 1:
         raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
     if settings.rate_limit_per_minute < 0:
         raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")

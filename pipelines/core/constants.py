@@ -16,6 +16,11 @@ DEFAULT_DUCKDB_PATH = "data/outreach.duckdb"
 DEFAULT_SPOOL_DIR = "data/spool"
 DEFAULT_STORAGE_VERSION = "v1.0.0"  # DuckDB storage format of a warehouse (and BI file) we create
 DEFAULT_MEMORY_LIMIT = "64MB"
+# Workspaces per dlt load when `batch_size` is not set. Each load costs about 1 s whatever it holds (dlt resolves
+# its configuration again in every step), so fewer loads are faster; a full sync's batch holds every row of its
+# workspaces, a quick sync's only what changed, so a quick sync's batches can be larger for the same memory.
+FULL_BATCH_SIZE = 25
+QUICK_BATCH_SIZE = 100
 PIPELINE_PREFIX = "outreach_"
 EVENTS_PIPELINE_NAME = "outreach_events"
 

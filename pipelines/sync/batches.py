@@ -35,13 +35,13 @@ def run_batches(
     key_failures: Sequence[dict[str, Any]] = (),
     deadline: Deadline | None = None,
 ) -> list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]]:
-    """Extract and load `workspaces` in batches of `batch_size`, `BATCHES_IN_FLIGHT` at a time; the caller
+    """Extract and load `workspaces` in batches (`batch_size_for(mode)`), `BATCHES_IN_FLIGHT` at a time; the caller
     holds the warehouse lock. Returns each workspace's report with its error (None when it synced)."""
     from pipelines.sync.extract import extract_batch, pipeline_name_for
     from pipelines.sync.load import load_batch, stop_batch
 
     ordered = sorted(workspaces, key=lambda w: w.workspace_id)
-    size = settings.batch_size
+    size = settings.batch_size_for(mode)
     batches = [ordered[i : i + size] for i in range(0, len(ordered), size)]
     synced_at = datetime.now(UTC)
 

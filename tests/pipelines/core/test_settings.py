@@ -33,10 +33,12 @@ def test_settings_come_from_env_toml_and_explicit_values_in_that_order(no_outrea
     defaults = resolve_settings()
     assert (defaults.workers, defaults.batch_size, defaults.rate_limit_per_minute, defaults.duckdb_path) == (
         8,
-        25,
+        None,
         120,
         "data/outreach.duckdb",
     )
+    assert (defaults.batch_size_for("full"), defaults.batch_size_for("quick")) == (25, 100)
+    assert resolve_settings(batch_size=7).batch_size_for("quick") == 7  # a set size holds in both modes
     assert (defaults.destination, defaults.duckdb_storage_version, defaults.lock_timeout_s) == (
         "duckdb",
         "v1.0.0",
