@@ -35,6 +35,7 @@ def _settings() -> tuple[tuple[str, bool, str], ...]:
     shown = {
         "pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)",
         "spool_dir": f"the warehouse's ({defaults.spool_location()})",
+        "batch_size": f"{defaults.batch_size_for('full')} full, {defaults.batch_size_for('quick')} quick",
     }
     return tuple(
         (

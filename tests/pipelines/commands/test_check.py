@@ -51,6 +51,7 @@ def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path
     assert setting(out, "workers")[1:] == ["2", "env", "SOURCES__OUTREACH__WORKERS"]
     assert setting(out, "duckdb_path")[1:] == ["wh/outreach.duckdb", ".dlt/config.toml"]
     assert setting(out, "reply_body_cap")[1:] == ["500", "default"]
+    assert " ".join(setting(out, "batch_size")[1:]) == "25 full, 100 quick default"
     lines = out.splitlines()
     key_lines = [line for line in lines if line.strip().startswith("key #")]
     assert len(key_lines) == 3
