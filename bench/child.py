@@ -70,7 +70,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def run_ours(job: dict[str, Any]) -> tuple[dict[str, int], Any]:
-    from pipelines.sync import run_sync
+    from pipelines.sync.edge import run_sync
 
     kwargs: dict[str, Any] = {
         "mode": job["mode"],

@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def run(scale: str, latency_ms: int, body_cap: int, limit: int, workdir: Path) -> dict[str, object]:
-    from pipelines.sync import run_sync
+    from pipelines.sync.edge import run_sync
     from sandbox.server import SandboxProcess
 
     sb = SandboxProcess(scale=scale, rate_limit=limit, latency_ms=latency_ms)

@@ -15,6 +15,7 @@ import typer
 
 from flows.cli_alerts import after_build_step, alerts_app
 from flows.cli_hooks import hooks_app
+from flows.cli_sandbox import Scale, sandbox
 from flows.errors import OneLineErrors, fail, fail_explained
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command()(sandbox)
 app.add_typer(hooks_app, name="hooks")
 app.add_typer(alerts_app, name="alerts")
 
@@ -35,43 +37,6 @@ app.add_typer(alerts_app, name="alerts")
 class Mode(StrEnum):
     quick = "quick"
     full = "full"
-
-
-class Scale(StrEnum):
-    tiny = "tiny"
-    small = "small"
-    medium = "medium"
-    large = "large"
-
-
-@app.command()
-def sandbox(
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    seed: int = 7,
-    scale: Scale = Scale.small,
-    workspaces: Annotated[
-        int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")
-    ] = 2,
-    rate_limit: Annotated[int, typer.Option(help="Requests a minute per key; 0 turns the limit off.")] = 120,
-    latency_ms: int = 0,
-    insecure_hooks: Annotated[bool, typer.Option(help="Also allow http webhook targets on loopback.")] = False,
-    scenario: Annotated[str | None, typer.Option(help="Start in a scenario: deliverability.")] = None,
-) -> None:
-    """Serve a local, stateful sandbox of the whole API until stopped."""
-    from sandbox.server import serve
-
-    serve(
-        host=host,
-        port=port,
-        seed=seed,
-        scale=scale.value,
-        rate_limit=rate_limit,
-        latency_ms=latency_ms,
-        insecure_hooks=insecure_hooks,
-        workspaces=workspaces,
-        scenario=scenario,
-    )
 
 
 class Destination(StrEnum):
@@ -95,9 +60,7 @@ def sync(
         Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
-    batch_size: Annotated[
-        int | None, typer.Option(help="Workspaces per dlt load (default 25 in a full sync, 100 in a quick one).")
-    ] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Workspaces per load (default 25 full, 100 quick).")] = None,
     progress: Annotated[bool, typer.Option(help="Show a live progress display.")] = True,
     reset_state: Annotated[
         bool,

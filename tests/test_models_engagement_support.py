@@ -71,7 +71,7 @@ class Delivered:
 
     def sync(self, mode: str = "full") -> Any:
         """One sync of every workspace with the read-only keys, loading the spool first."""
-        from pipelines.sync import run_sync
+        from pipelines.sync.edge import run_sync
 
         return run_sync(
             mode=mode, api_keys=list(self.read_keys.values()), base_url=self.sandbox.base_url,

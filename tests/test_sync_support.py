@@ -34,7 +34,7 @@ def admin_keys(sandbox: Any, level: str = "rw") -> list[str]:
 
 def sync_sandbox(sandbox: Any, keys: list[str], db: Path, mode: str, tmp_path: Path) -> None:
     """One `run_sync` of `mode` into `db`, as `sandbox_sync_args` sets it up, reply bodies capped at 20."""
-    from pipelines.sync import run_sync
+    from pipelines.sync.edge import run_sync
 
     run_sync(mode=mode, **sandbox_sync_args(sandbox, keys, db, tmp_path, reply_body_cap=20))
 

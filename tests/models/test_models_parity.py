@@ -15,7 +15,7 @@ import pytest
 
 from devtools.runner_parity import run
 from devtools.synthetic import make_raw_warehouse
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -144,7 +144,7 @@ def test_cli_errors_are_one_line_and_non_zero(world: dict[str, Any], monkeypatch
 
 
 def test_sync_loads_the_spool_and_takes_reply_bodies_from_events(world: dict[str, Any], tmp_path: Path) -> None:
-    from pipelines.sync import run_sync
+    from pipelines.sync.edge import run_sync
 
     sb, admin, receiver = world["sb"], world["admin"], world["receiver"]
     duckdb_path = tmp_path / "sync.duckdb"

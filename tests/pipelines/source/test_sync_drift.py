@@ -13,7 +13,7 @@ from test_sync_support import admin_keys, api_truth, query
 
 from pipelines.core.constants import KNOWN_ENUMS, OPEN_ENUMS
 from pipelines.core.errors import PagingError
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _sync(sb: Any, tmp: Path, mode: str, key: str) -> Any:

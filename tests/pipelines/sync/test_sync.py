@@ -22,7 +22,7 @@ from test_sync_support import (
 
 from pipelines.core.errors import AuthError
 from pipelines.source.shaping import campaign_fingerprint
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 BIG_CAP = 100_000
 
@@ -220,14 +220,6 @@ def test_the_sync_edge_checks_given_keys_before_dlt_is_imported() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
-
-
-def test_the_sync_package_names_resolve() -> None:
-    import pipelines.sync
-
-    assert all(callable(getattr(pipelines.sync, name)) for name in pipelines.sync.__all__)
-    with pytest.raises(AttributeError):
-        _ = pipelines.sync.no_such_name
 
 
 def test_bad_key_raises_auth_error_in_process(shared_small_sandbox: Any, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
 from pipelines.source.shaping import campaign_fingerprint
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _sync(sb: Any, tmp: Path, mode: str, key: str) -> Any:

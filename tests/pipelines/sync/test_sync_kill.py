@@ -13,7 +13,7 @@ from typing import Any
 
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def _start(sb: Any, keys: list[str], tmp: Path, rate: int) -> subprocess.Popen[bytes]:

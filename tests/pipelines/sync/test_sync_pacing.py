@@ -12,7 +12,7 @@ from typing import Any
 
 from test_sync_support import admin_keys
 
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 
 def test_paced_sync_uses_the_budget_and_sees_no_429(make_sandbox: Any, tmp_path: Path) -> None:

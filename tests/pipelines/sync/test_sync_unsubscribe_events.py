@@ -25,7 +25,7 @@ import httpx
 import pytest
 from test_models_engagement_support import Delivered, delivered_sandbox
 
-from pipelines.sync import run_sync
+from pipelines.sync.edge import run_sync
 
 pytestmark = pytest.mark.timeout(900)
 
