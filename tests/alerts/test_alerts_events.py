@@ -42,8 +42,9 @@ def test_opened_and_resolved_events_carry_the_rule_and_the_subject(prefect_harne
     for name in (EVENT_OPENED, EVENT_RESOLVED):
         (event,) = _events(prefect_harness, name)
         assert event["resource"]["outreach.rule"] == "campaign_stalled"
-        # Prefect adds the flow and flow run when its events worker carries a run's context (one an earlier test
-        # in this process started): ours are the rule and the subject, whatever ran before
+        # Prefect adds the flow and flow run of a run context active where the event is sent (its events worker
+        # copies the sender's context), and an earlier test in this process can leave one set: ours are the rule
+        # and the subject, whatever ran before
         related = {r["prefect.resource.role"]: r["prefect.resource.id"] for r in event["related"]}
         ours = {role: related.get(role) for role in ("rule", "subject")}
         assert ours == {"rule": "outreach.rule.campaign_stalled", "subject": "outreach.campaign.camp-42"}
