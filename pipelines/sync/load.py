@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
 
 from pipelines.core.deadline import interrupted, interruption
@@ -23,6 +24,10 @@ from pipelines.warehouse.failure import explain, outreach_error
 from pipelines.warehouse.runs import record_failed_runs
 
 log = logging.getLogger(__name__)
+
+#: The warehouse lock is re-entrant across a process's threads (one process holds the warehouse), so on its
+#: own it lets two batches of one process change the schema at once; this keeps them apart too
+_SCHEMA_UPDATE = threading.Lock()
 
 
 class LoadFailed(OutreachError):
@@ -85,13 +90,15 @@ def stop_batch(extracted: Extracted) -> list[WorkspaceReport]:
 
 def _update_schema(extracted: Extracted) -> None:
     """On a server where batches load at once, create and alter the dataset's tables first, one pipeline at
-    a time (dlt's load would do it too, but two doing it at the same moment fail on CREATE SCHEMA/TABLE)."""
+    a time, across processes and threads alike (dlt's load would do it too, but two doing it at the same moment
+    fail on CREATE SCHEMA/TABLE: seen at 1,000 workspaces on a work pool, where two batches of one process
+    collided on `workspaces`)."""
     target = extracted.warehouse.schema_lock_target()
     if target is None or not extracted.pipeline.default_schema_name:
         return
     from pipelines.warehouse.lock import hold
 
-    with hold(target, "schema update", notify=log.debug):  # brief: not worth a line to the user
+    with _SCHEMA_UPDATE, hold(target, "schema update", notify=log.debug):  # brief: not worth a line to the user
         extracted.pipeline.sync_schema()
 
 
