@@ -12,11 +12,9 @@ are resolved inside the sync task, so they never appear in a parameter, a log li
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import logging
 import socket
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -30,6 +28,7 @@ from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from flows.tasks import Mode, models_stages, publish_report_task, quoted, sync_markdown, sync_task
 from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError, OutreachError
+from pipelines.core.fanout import map_in_threads
 from pipelines.sync import run
 from pipelines.warehouse.destination import warehouse_target
 
@@ -167,12 +166,9 @@ def sync_batch(
 def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> list[WorkspaceResult]:
     """One ``sync_workspace`` subflow per workspace, in threads of this process."""
     run.preload_libraries()  # concurrent first imports of pandas can fail
-    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(refs)))) as pool:
-        futures = [
-            pool.submit(contextvars.copy_context().run, functools.partial(_run_workspace, ref, **params))
-            for ref in refs
-        ]
-        return [future.result() for future in futures]
+    return map_in_threads(
+        functools.partial(_run_workspace, **params), refs, workers=max_parallel, name="outreach-workspace"
+    )
 
 
 def _handed_out(

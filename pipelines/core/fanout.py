@@ -1,21 +1,29 @@
-"""Run I/O tasks on a few threads and stream what they emit, with back-pressure.
+"""Run I/O tasks on a few threads and stream what they emit, with back-pressure; map a function on a few threads.
 
 Used to overlap requests (recipient pages of several campaigns, stats, reply
 bodies) so the rate budget is used even when the service is slow. Pacing stays
 correct because every thread goes through the client's shared limiter.
+
+Every thread runs in a copy of its starter's context (contextvars): what that context carries holds in the
+threads too, such as the Prefect flow run whose log handler sends the `pipelines` loggers' lines to its API
+(without it, each line from a thread is dropped with a warning in the worker's output).
 """
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 Emit = Callable[[Any], None]
 Task = Callable[[Emit], None]
 
 _DONE = object()
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 
 class Stopped(Exception):
@@ -72,7 +80,8 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
                             pass
 
     threads = [
-        threading.Thread(target=worker, daemon=True, name=f"outreach-io-{i}") for i in range(min(workers, len(tasks)))
+        threading.Thread(target=contextvars.copy_context().run, args=(worker,), daemon=True, name=f"outreach-io-{i}")
+        for i in range(min(workers, len(tasks)))
     ]
     for thread in threads:
         thread.start()
@@ -97,3 +106,12 @@ def fan_out(tasks: Sequence[Task], *, workers: int, max_pending: int = 32) -> It
                 pass
         for thread in threads:
             thread.join(timeout=1)
+
+
+def map_in_threads(fn: Callable[[_In], _Out], items: Iterable[_In], *, workers: int, name: str) -> list[_Out]:
+    """`fn` of every item on up to `workers` threads; the results in the items' order. The first error, in
+    that order, is raised once every call has ended."""
+    todo = list(items)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))), thread_name_prefix=name) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in todo]
+        return [future.result() for future in futures]

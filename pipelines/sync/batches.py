@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.api.accounts import Workspace
 from pipelines.core.config import OutreachSettings
 from pipelines.core.deadline import Deadline, interrupted, interruption
+from pipelines.core.fanout import map_in_threads
 from pipelines.core.progress import WorkspaceProgress
 from pipelines.core.report import WorkspaceReport
 from pipelines.warehouse import lock
@@ -73,11 +73,8 @@ def run_batches(
         return [(by_id[p.workspace_id], (p.workspace, p.error)) for p in extracted.batch.plans]
 
     out: list[tuple[WorkspaceReport, tuple[Workspace, BaseException | None]]] = []
-    with ThreadPoolExecutor(
-        max_workers=min(BATCHES_IN_FLIGHT, len(batches)), thread_name_prefix="outreach-batch"
-    ) as pool:
-        for result in pool.map(one, range(len(batches))):
-            out.extend(result)
+    for result in map_in_threads(one, range(len(batches)), workers=BATCHES_IN_FLIGHT, name="outreach-batch"):
+        out.extend(result)
     stopped = [(r, ws, e) for r, (ws, e) in out if e is not None and not r.load_ids and outcome_of(e) == "interrupted"]
     if stopped:  # one load records them all (each is a dlt run: one per batch would hold the stop up)
         rows = [_interrupted_record(run_id, mode, synced_at, ws, r.requests, e) for r, ws, e in stopped]

@@ -342,3 +342,41 @@ def test_secret_block_references_resolve_and_a_missing_block_names_the_fix(prefe
     assert resolve_api_key(ref) == "rt-key-123" and resolve_api_key("flows-test-roundtrip") == "rt-key-123"
     with pytest.raises(ConfigError, match=r"Secret block 'flows-test-missing' not found: create it"):
         resolve_api_key("secret:flows-test-missing")
+
+
+def test_lines_the_sync_logs_from_its_threads_reach_the_flow_run(prefect_harness: str) -> None:
+    """The batches, the workspaces and the requests run on threads; their `pipelines` log lines belong to the
+    flow run that started them (a thread without its context has no flow run: the line is dropped, with a
+    warning in the worker's output)."""
+    import logging
+    import warnings
+
+    from prefect import flow
+
+    from flows.logs import route_library_logs_to_prefect
+    from pipelines.core.fanout import fan_out, map_in_threads
+
+    route_library_logs_to_prefect()
+    log = logging.getLogger("pipelines.sync.batches")
+    marker = uuid.uuid4().hex
+
+    @flow(name="threads-log")
+    def threads_log() -> int:
+        mapped = map_in_threads(lambda n: log.info("%s mapped %d", marker, n), range(3), workers=2, name="t")
+
+        def task(emit: Any) -> None:
+            log.info("%s fanned", marker)
+            emit(1)
+
+        return len(mapped) + sum(fan_out([task, task], workers=2))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result, run_id = _run_flow(threads_log)
+    assert result == 5
+    assert not [w for w in caught if "flow run id" in str(w.message)], [str(w.message) for w in caught]
+    # from the marker on: a formatter an earlier test of this process set on the handler may prefix each line
+    lines = [
+        entry.message[entry.message.index(marker) :] for entry in _gather(run_id)["logs"] if marker in entry.message
+    ]
+    assert sorted(lines) == sorted([f"{marker} mapped {n}" for n in range(3)] + [f"{marker} fanned"] * 2)
