@@ -3,16 +3,18 @@ target that refuses."""
 
 from __future__ import annotations
 
-import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from loopback import refusing_port
 
 from flows.demo_alerts import Sink, sink
 
 __all__ = ["Sink", "refused_url", "sink"]
 
 
-def refused_url() -> str:
-    """A json:// target on a loopback port nobody listens on (the connection is refused)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"json://127.0.0.1:{port}/hook"
+@contextmanager
+def refused_url() -> Iterator[str]:
+    """A json:// target on a loopback port that refuses connections while the block runs."""
+    with refusing_port() as port:
+        yield f"json://127.0.0.1:{port}/hook"

@@ -4,11 +4,23 @@ broken paging). `LoopbackServer(answer)` where `answer(method, path, query) -> (
 from __future__ import annotations
 
 import json
+import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+
+@contextmanager
+def refusing_port() -> Iterator[int]:
+    """A loopback port that refuses connections while the block runs. It stays bound, never listening: a port
+    that was only picked and let go can be handed to the next server any test starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
+
 
 Answer = Callable[[str, str, dict[str, str]], tuple[int, dict[str, str], bytes]]
 

@@ -46,8 +46,7 @@ def test_a_json_webhook_receives_the_incident_with_rule_and_subject_in_the_title
 def test_a_refusing_target_is_retried_logged_in_one_line_and_the_others_still_get_it(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    bad = refused_url()
-    with sink() as s, caplog.at_level(logging.WARNING, logger="alerts.notify"):
+    with refused_url() as bad, sink() as s, caplog.at_level(logging.WARNING, logger="alerts.notify"):
         deliveries = notify_all("t", "b", _settings(bad, s.url))
     assert [d.ok for d in deliveries] == [False, True]
     assert deliveries[0].attempts == 2  # notify_retries = 1
@@ -81,8 +80,7 @@ def test_targets_come_from_the_environment_as_a_json_list_and_are_never_shown(
 
 
 def test_outreach_alerts_test_reports_each_target(monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = refused_url()
-    with sink() as s:
+    with refused_url() as bad, sink() as s:
         monkeypatch.setenv("ALERTS__TARGETS", f'["{s.url}", "{bad}"]')
         monkeypatch.setenv("ALERTS__NOTIFY_RETRIES", "0")
         result = CliRunner().invoke(app, ["alerts", "test"])

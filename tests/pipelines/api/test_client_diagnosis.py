@@ -4,7 +4,6 @@ loopback HTTP: configuration mistakes told apart from outages, the service's clo
 from __future__ import annotations
 
 import math
-import socket
 import threading
 import time
 from datetime import UTC, datetime
@@ -12,7 +11,7 @@ from email.utils import format_datetime
 from typing import Any
 
 import pytest
-from loopback import LoopbackServer, json_answer
+from loopback import LoopbackServer, json_answer, refusing_port
 from typer.testing import CliRunner
 
 from pipelines.api.accounts import connectivity_check
@@ -20,12 +19,6 @@ from pipelines.api.client import FIRST_CONTACT_ATTEMPTS, OutreachClient
 from pipelines.core.errors import BaseUrlError, ConfigError, PagingError, ServiceUnreachableError
 
 KEY = "sk_test_SECRET_1234567890"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def timed_error(call: Any, error: type[BaseException]) -> tuple[str, float]:
@@ -185,14 +178,14 @@ def test_connection_lost_after_first_contact_is_retried_as_usual(monkeypatch: py
     import pipelines.api.client as client_mod
 
     monkeypatch.setattr(client_mod, "backoff_wait", lambda state: 0.01)
-    port = free_port()
     with LoopbackServer(account_answer) as server:
         client = OutreachClient(KEY, server.url + "/api/v1", rate_limit_per_minute=0, max_attempts=4)
         connectivity_check(client)
-    client.base_url = f"http://127.0.0.1:{port}/api/v1"
-    client._http.base_url = client.base_url  # the service goes away mid-run
-    with pytest.raises(ServiceUnreachableError) as info:
-        client.get_data("/campaigns")
+    with refusing_port() as port:
+        client.base_url = f"http://127.0.0.1:{port}/api/v1"
+        client._http.base_url = client.base_url  # the service goes away mid-run
+        with pytest.raises(ServiceUnreachableError) as info:
+            client.get_data("/campaigns")
     assert client.stats.snapshot()["requests"] == 1 + 4
     assert "failed 4 times (connection refused at" in str(info.value) and "retry later" in str(info.value)
     client.close()
