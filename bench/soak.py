@@ -33,12 +33,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,45 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import duckdb
-import httpx
-
-from bench import ROOT, with_checkout_on_path
-from bench.bound import unchanged_fingerprints
 from bench.snapshot import Snapshot, take_snapshot
-from bench.truth import WAREHOUSE_ALIAS, check_warehouse, connect_warehouse
+from bench.soak_checks import BodyCache, check_truth, duplicates
+from bench.soak_processes import Cli, CliRun, ReaderProcess, cli_env, reader_delta, sync_figures, tests_passed
 
 logger = logging.getLogger(__name__)
 
-PEAK_MARK = "SOAK_PEAK_RSS_MB="
 MEMORY_RATIO_MAX = 1.10  # "flat": the last rounds' median peak within 10% of the first rounds'
 MEMORY_WINDOW = 10
-CLI_TIMEOUT_S = 600
-READER_START_S = 60
-
-# The CLI itself (flows.cli's typer app, what `outreach` runs), with its peak RSS (VmHWM) printed at exit.
-_CLI = (
-    "import atexit, sys\n"
-    "from bench.peak import peak_rss_mb\n"
-    f"atexit.register(lambda: print('{PEAK_MARK}' + str(peak_rss_mb()), file=sys.stderr, flush=True))\n"
-    "from flows.cli import app\n"
-    "sys.argv = ['outreach', *sys.argv[1:]]\n"
-    "app()\n"
-)
-
-# Primary keys of the raw tables (pipelines/SCHEMA.md); scd2 tables are checked apart.
-TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "workspaces": ("id",),
-    "campaign_recipients": ("id",),
-    "campaign_stats": ("campaign_id",),
-    "campaign_variants": ("campaign_id", "index"),
-    "campaign_daily_sends": ("campaign_id", "date"),
-    "replies": ("id",),
-    "webhook_event_types": ("workspace_id", "key"),
-    "sync_state": ("workspace_id",),
-    "events": ("event_id",),
-}
-SCD2_TABLES = ("campaigns", "email_accounts")
 
 
 @dataclass(frozen=True)
@@ -112,257 +77,6 @@ class SoakConfig:
             "hang_ms": self.hang_ms,
             "seed": self.seed * 1000 + round_no,
         }
-
-
-@dataclass
-class CliRun:
-    """One `outreach ...` process: wall seconds, exit code, peak RSS, its output."""
-
-    wall_s: float
-    exit: int
-    peak_rss_mb: float | None
-    stdout: str
-    stderr: list[str]
-
-    def error(self) -> str | None:
-        if self.exit == 0:
-            return None
-        return (self.stderr[-1] if self.stderr else f"exit {self.exit}")[:400]
-
-
-class Cli:
-    """Runs the real CLI in a child process with the soak's settings in its environment."""
-
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
-        self.env = env
-        self.cwd = cwd
-
-    def run(self, *args: str) -> CliRun:
-        started = time.perf_counter()
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _CLI, *args],
-                env=self.env,
-                cwd=str(self.cwd),
-                capture_output=True,
-                text=True,
-                timeout=CLI_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            return CliRun(round(time.perf_counter() - started, 2), -9, None, "", [f"timed out after {exc.timeout} s"])
-        peak = None
-        lines = []
-        for line in proc.stderr.splitlines():
-            if line.startswith(PEAK_MARK):
-                peak = float(line[len(PEAK_MARK) :])
-            elif line.strip():
-                lines.append(line.strip())
-        return CliRun(round(time.perf_counter() - started, 2), proc.returncode, peak, proc.stdout, lines)
-
-
-def cli_env(base_url: str, keys: Sequence[str], home: Path, config: SoakConfig) -> dict[str, str]:
-    """The environment of every CLI call: keys as a JSON list (the documented way for several), no pacing
-    (the sandbox has no limit), a short request time-out (so held requests are real time-outs)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
-    env.update(
-        SOURCES__OUTREACH__API_KEYS=json.dumps(list(keys)),
-        SOURCES__OUTREACH__BASE_URL=base_url,
-        SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0",
-        SOURCES__OUTREACH__REQUEST_TIMEOUT=str(config.request_timeout_s),
-        SOURCES__OUTREACH__PIPELINES_DIR=str(home / "pipelines"),
-        SOURCES__OUTREACH__SPOOL_DIR=str(home / "no-spool"),
-    )
-    return with_checkout_on_path(env)
-
-
-_RETRIES = re.compile(r"\bretries (\d+)\b")
-_DEFERRED = re.compile(r"\bdeferred (\d+)\b")
-_TESTS = re.compile(r"data tests: (\d+)/(\d+) passed")
-
-
-def sync_figures(stdout: str) -> dict[str, int]:
-    """Retries and deferred reply bodies from the sync's printed summary (the sandbox counts requests)."""
-    retries = _RETRIES.search(stdout)
-    return {
-        "retries": int(retries.group(1)) if retries else -1,
-        "bodies_deferred": sum(int(n) for n in _DEFERRED.findall(stdout)),
-    }
-
-
-def tests_passed(stdout: str) -> str | None:
-    found = _TESTS.search(stdout)
-    return f"{found.group(1)}/{found.group(2)}" if found else None
-
-
-# --- the reader ---------------------------------------------------------------------------------------
-
-
-class ReaderProcess:
-    """`bench.bi_reader` in its own process; its counters read from the status file it rewrites each tick."""
-
-    def __init__(self, bi_file: Path, status: Path, interval: float) -> None:
-        self.status = status
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.bi_reader", str(bi_file), str(status), "--interval", str(interval)],
-            cwd=str(ROOT),
-            env=with_checkout_on_path(os.environ),
-        )
-
-    def counters(self) -> dict[str, Any]:
-        try:
-            return dict(json.loads(self.status.read_text()))
-        except (FileNotFoundError, ValueError):
-            return {}
-
-    def wait_reading(self, timeout: float = READER_START_S) -> None:
-        """Until the reader has queried the BI file once (its first open is not a soak round's)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the BI reader exited with {self.proc.returncode}")
-            if self.counters().get("queries", 0) > 0:
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"the BI reader did not read the BI file within {timeout:.0f} s: {self.counters()}")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> dict[str, Any]:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return self.counters()
-
-
-def reader_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The reader's counts during one round."""
-    keys = ("queries", "opens", "lock_errors", "read_errors", "errors")
-    delta: dict[str, Any] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in keys}
-    delta["publishes_seen"] = int(after.get("publishes_seen", 0))
-    new_examples = after.get("examples", [])[len(before.get("examples", [])) :]
-    if new_examples:
-        delta["examples"] = new_examples
-    return delta
-
-
-# --- checks on the warehouse ----------------------------------------------------------------------------
-
-
-def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute(
-        "select table_name from information_schema.tables where table_catalog = ? and table_schema = 'outreach'",
-        [WAREHOUSE_ALIAS],
-    ).fetchall()
-    return {r[0] for r in rows}
-
-
-def duplicates(db: Path) -> dict[str, int]:
-    """Rows beyond the first per primary key, per table; scd2: ids with more than one current row, and
-    versions (id, valid from) stored twice. Only non-zero counts are returned."""
-    con = connect_warehouse(db)
-    try:
-        present = _tables(con)
-        found: dict[str, int] = {}
-        for table, key in TABLE_KEYS.items():
-            if table not in present:
-                continue
-            cols = ", ".join(f'"{k}"' for k in key)
-            found[table] = _one(
-                con, f"select coalesce(sum(n - 1), 0) from (select count(*) n from outreach.{table} group by {cols})"
-            )
-        for table in SCD2_TABLES:
-            if table not in present:
-                continue
-            found[f"{table} current"] = _one(
-                con,
-                f"select coalesce(sum(n - 1), 0) from (select count(*) n from outreach.{table} "
-                "where _dlt_valid_to is null group by id)",
-            )
-            found[f"{table} versions"] = _one(
-                con,
-                f"select coalesce(sum(n - 1), 0) from (select count(*) n from outreach.{table} "
-                "group by id, _dlt_valid_from)",
-            )
-        return {k: v for k, v in found.items() if v}
-    finally:
-        con.close()
-
-
-def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
-    row = con.execute(sql).fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
-
-
-class BodyCache:
-    """Reply bodies from the API, each fetched once (a body never changes)."""
-
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
-        self.bodies: dict[str, Any] = {}
-
-    def body(self, key: str, reply_id: str) -> Any:
-        if reply_id not in self.bodies:
-            response = httpx.get(
-                f"{self.base_url}/replies/{reply_id}", headers={"Authorization": f"Bearer {key}"}, timeout=30
-            )
-            self.bodies[reply_id] = response.raise_for_status().json()["data"]["body"]
-        return self.bodies[reply_id]
-
-
-def check_bodies(db: Path, snaps: dict[str, Snapshot], keys: dict[str, str], cache: BodyCache) -> dict[str, int]:
-    """Stored reply bodies against the API's: how many are null, how many differ."""
-    con = connect_warehouse(db)
-    try:
-        rows = con.execute("select workspace_id, id, body from outreach.replies where deleted_at is null").fetchall()
-    finally:
-        con.close()
-    null = differ = 0
-    for workspace_id, reply_id, body in rows:
-        if body is None:
-            null += 1
-        elif workspace_id in snaps and body != cache.body(keys[workspace_id], str(reply_id)):
-            differ += 1
-    return {"bodies_null": null, "bodies_differ": differ}
-
-
-def check_truth(
-    db: Path,
-    snaps: dict[str, Snapshot],
-    previous: dict[str, Snapshot] | None,
-    keys: dict[str, str],
-    cache: BodyCache,
-    *,
-    bodies_deferred: int,
-) -> dict[str, Any]:
-    """The warehouse against the API, every workspace: `bench.truth` (quick's blind spots tolerated when
-    there is a previous snapshot) and the reply bodies. ok = no mismatch, no body differing, no body
-    missing beyond those the sync said it deferred."""
-    out: dict[str, Any] = {"ok": True, "tolerated": 0, "mismatches": []}
-    for workspace_id, snap in snaps.items():
-        before = (previous or {}).get(workspace_id)
-        tolerate = unchanged_fingerprints(before, snap) if before is not None else frozenset()
-        report = check_warehouse(db, snap, ignore_is_read=before is not None, tolerate_campaigns=tolerate)
-        out["tolerated"] += report.tolerated
-        if not report.ok:
-            out["ok"] = False
-            out["mismatches"] += [f"{workspace_id}: {line}" for line in report.summary().splitlines()
-                                  if "MISMATCH" in line or line.startswith("    e.g.")]  # fmt: skip
-    bodies = check_bodies(db, snaps, keys, cache)
-    out.update(bodies)
-    if bodies["bodies_differ"] or bodies["bodies_null"] > bodies_deferred:
-        out["ok"] = False
-    if not out["mismatches"]:
-        del out["mismatches"]
-    return out
-
-
-# --- the soak -----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -412,7 +126,7 @@ def run_soak(
     reader: ReaderProcess | None = None
     try:
         keys = workspace_keys(sandbox, config.workspaces)
-        cli = Cli(cli_env(sandbox.base_url, list(keys.values()), workdir, config), workdir)
+        cli = Cli(cli_env(sandbox.base_url, list(keys.values()), workdir, config.request_timeout_s), workdir)
         cache = BodyCache(sandbox.base_url)
         run.setup = _setup(cli, db, sandbox, keys, cache)
         emit({"setup": True, **run.setup})

@@ -11,7 +11,8 @@ import duckdb
 import pytest
 
 from bench.bi_reader import Reader, ReaderCounters
-from bench.soak import SoakConfig, SoakRun, duplicates, run_soak, summarise
+from bench.soak import SoakConfig, SoakRun, run_soak, summarise
+from bench.soak_checks import duplicates
 
 SHORT = SoakConfig(rounds=2, scale="tiny", workspaces=2, advance_s=1800)  # the 50-round soak is `make bench`
 
