@@ -6,9 +6,11 @@ UI. When it is not, we run ``prefect server start`` in a subprocess on a free lo
 its own Prefect home and SQLite file in a temp directory, point this process at it, and stop it
 and delete the directory at the end: nothing is needed beforehand and nothing is left behind.
 
-This is Prefect's own server with all its services (the scheduler included, which an
-"ephemeral" in-process server lacks, so served schedules really fire) and its UI, reachable from
-another shell for as long as the command runs. Telemetry is off (``PREFECT_SERVER_ANALYTICS_ENABLED``).
+This is Prefect's own server with all its services (the scheduler included, which an "ephemeral"
+in-process server lacks, so served schedules really fire) and its UI, reachable from another shell
+for as long as the command runs. ``flows.prefect_server`` starts it, so that its SQLite transactions
+wait for the write lock instead of failing with a 503 that stalls Prefect's client 2 s or more.
+Telemetry is off (``PREFECT_SERVER_ANALYTICS_ENABLED``).
 
 The one Prefect call here that its API reference does not list is
 ``prefect.context.refresh_global_settings_context()``: it makes a changed environment visible to
@@ -122,7 +124,8 @@ def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) 
         shutil.copyfile(template, home / DATABASE_NAME)
     with open(home / "server.log", "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+            # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
+            [sys.executable, "-m", "flows.prefect_server", "--host", "127.0.0.1", "--port", str(port)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -1,0 +1,99 @@
+"""The temporary Prefect server (flows/prefect_server.py): its SQLite transactions take the write lock at BEGIN,
+so subflows that run side by side neither fail with a 503 nor wait out the client's 2 s retry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from flows.prefect_server import take_sqlite_write_lock_at_begin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Four `sync_workspace`-like subflows in threads of one parent flow, each with a task that sleeps 3 s, on the
+# temporary server that `prefect_api` starts; prints when each subflow's body and task ran, and every 503 that
+# Prefect's client logged before retrying.
+_SIDE_BY_SIDE = """
+import json, logging, time
+from prefect import flow, task
+from flows.prefect_api import prefect_api
+from pipelines.core.fanout import map_in_threads
+
+retried = []
+class Retries(logging.Handler):
+    def emit(self, record):
+        if "retryable status code" in record.getMessage():
+            retried.append(record.getMessage())
+client_log = logging.getLogger("prefect.client")
+client_log.addHandler(Retries())
+client_log.setLevel(logging.DEBUG)
+spans = {}
+
+@task
+def work(name):
+    started = time.monotonic()
+    time.sleep(3.0)
+    spans[name] = (started, time.monotonic())
+
+@flow(persist_result=False)
+def child(name):
+    work(name)
+
+@flow(persist_result=False)
+def parent():
+    map_in_threads(child, ["a", "b", "c", "d"], workers=4, name="side-by-side")
+
+with prefect_api(ui=False):
+    parent()
+print(json.dumps({"spans": spans, "retried": retried}))
+"""
+
+
+def test_subflows_side_by_side_run_together_without_a_retried_request() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}  # its own temporary server
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIDE_BY_SIDE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["retried"] == [], result["retried"]
+    spans = result["spans"]
+    assert sorted(spans) == ["a", "b", "c", "d"]
+    # every task started before the first one ended: the four ran together, none waited for another's end
+    first_end = min(end for _, end in spans.values())
+    assert max(start for start, _ in spans.values()) < first_end, spans
+
+
+class _Session:
+    """What `begin_transaction` uses of a SQLAlchemy session: `begin()` as an async context manager."""
+
+    @asynccontextmanager
+    async def begin(self) -> AsyncIterator[None]:
+        yield
+
+
+def test_prefects_sqlite_begin_mode_is_what_the_change_relies_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The private names flows/prefect_server.py uses; a Prefect release that changes them fails here."""
+    from prefect.server.database.configurations import SQLITE_BEGIN_MODE, AioSqliteConfiguration
+
+    async def mode_inside(config: AioSqliteConfiguration) -> str | None:
+        async with config.begin_transaction(_Session()):  # type: ignore[arg-type]
+            return SQLITE_BEGIN_MODE.get()
+
+    # restored after the test: the change is the server process's, not this one's
+    monkeypatch.setattr(AioSqliteConfiguration, "begin_transaction", AioSqliteConfiguration.begin_transaction)
+    config = AioSqliteConfiguration(connection_url="sqlite+aiosqlite:///unused.db")
+    assert asyncio.run(mode_inside(config)) == "DEFERRED"  # Prefect's own choice for a plain transaction
+    take_sqlite_write_lock_at_begin()
+    take_sqlite_write_lock_at_begin()  # idempotent: still one wrapper
+    assert asyncio.run(mode_inside(config)) == "IMMEDIATE"
+    wrapped = AioSqliteConfiguration.begin_transaction
+    assert getattr(wrapped, "_outreach_immediate", False)
