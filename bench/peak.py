@@ -22,3 +22,16 @@ def peak_rss_mb() -> float:
         pass
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024, 1)  # bytes on macOS
+
+
+def cli_with_peak(mark: str) -> str:
+    """Python source for ``python -c <source> <args>``: the ``outreach`` command line (flows.cli's typer app) with
+    ``<args>``, printing ``<mark><peak MB>`` on stderr at exit (this process's VmHWM)."""
+    return (
+        "import atexit, sys\n"
+        "from bench.peak import peak_rss_mb\n"
+        f"atexit.register(lambda: print('{mark}' + str(peak_rss_mb()), file=sys.stderr, flush=True))\n"
+        "from flows.cli import app\n"
+        "sys.argv = ['outreach', *sys.argv[1:]]\n"
+        "app()\n"
+    )

@@ -54,6 +54,7 @@ from typing import Any
 import duckdb
 
 from bench import with_checkout_on_path
+from bench.peak import cli_with_peak
 from bench.scale_out_support import (
     PROJECT_N,
     SCHEDULE_S,
@@ -69,15 +70,7 @@ from bench.scale_out_support import (
 DEFAULT_NS = (1, 10, 50, 200)
 PEAK_MARK = "SCALE_OUT_PEAK_RSS_MB="
 
-# The CLI itself (flows.cli's typer app), with its peak RSS printed at exit: VmHWM of this process only.
-_CLI = (
-    "import atexit, sys\n"
-    "from bench.peak import peak_rss_mb\n"
-    f"atexit.register(lambda: print('{PEAK_MARK}' + str(peak_rss_mb()), file=sys.stderr, flush=True))\n"
-    "from flows.cli import app\n"
-    "sys.argv = ['outreach', *sys.argv[1:]]\n"
-    "app()\n"
-)
+_CLI = cli_with_peak(PEAK_MARK)  # `outreach` in a child process, its peak RSS printed at exit
 
 
 def parse_ns(text: str) -> list[int]:

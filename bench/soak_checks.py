@@ -12,19 +12,11 @@ import httpx
 from bench.bound import unchanged_fingerprints
 from bench.snapshot import Snapshot
 from bench.truth import WAREHOUSE_ALIAS, check_warehouse, connect_warehouse
+from pipelines.core.constants import PRIMARY_KEYS
 
-# Primary keys of the raw tables (pipelines/SCHEMA.md); scd2 tables are checked apart.
-TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "workspaces": ("id",),
-    "campaign_recipients": ("id",),
-    "campaign_stats": ("campaign_id",),
-    "campaign_variants": ("campaign_id", "index"),
-    "campaign_daily_sends": ("campaign_id", "date"),
-    "replies": ("id",),
-    "webhook_event_types": ("workspace_id", "key"),
-    "sync_state": ("workspace_id",),
-    "events": ("event_id",),
-}
+# Primary keys of the raw tables (pipelines/SCHEMA.md), and of the two the sync keeps beside them; scd2 tables
+# are checked apart.
+TABLE_KEYS: dict[str, tuple[str, ...]] = {**PRIMARY_KEYS, "sync_state": ("workspace_id",), "events": ("event_id",)}
 SCD2_TABLES = ("campaigns", "email_accounts")
 
 

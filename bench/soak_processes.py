@@ -16,20 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT, with_checkout_on_path
+from bench.peak import cli_with_peak
 
 PEAK_MARK = "SOAK_PEAK_RSS_MB="
 CLI_TIMEOUT_S = 600
 READER_START_S = 60
 
-# The CLI itself (flows.cli's typer app, what `outreach` runs), with its peak RSS (VmHWM) printed at exit.
-_CLI = (
-    "import atexit, sys\n"
-    "from bench.peak import peak_rss_mb\n"
-    f"atexit.register(lambda: print('{PEAK_MARK}' + str(peak_rss_mb()), file=sys.stderr, flush=True))\n"
-    "from flows.cli import app\n"
-    "sys.argv = ['outreach', *sys.argv[1:]]\n"
-    "app()\n"
-)
+_CLI = cli_with_peak(PEAK_MARK)  # `outreach` in a child process, its peak RSS printed at exit
 
 
 @dataclass
