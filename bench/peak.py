@@ -35,3 +35,16 @@ def cli_with_peak(mark: str) -> str:
         "sys.argv = ['outreach', *sys.argv[1:]]\n"
         "app()\n"
     )
+
+
+def split_peak(stderr: str, mark: str) -> tuple[float | None, list[str]]:
+    """A `cli_with_peak` child's stderr: its peak RSS (MB; None when it died before printing it) and its other
+    non-blank lines."""
+    peak = None
+    lines = []
+    for line in stderr.splitlines():
+        if line.startswith(mark):
+            peak = float(line[len(mark) :])
+        elif line.strip():
+            lines.append(line.strip())
+    return peak, lines

@@ -54,7 +54,7 @@ from typing import Any
 import duckdb
 
 from bench import with_checkout_on_path
-from bench.peak import cli_with_peak
+from bench.peak import cli_with_peak, split_peak
 from bench.scale_out_support import (
     PROJECT_N,
     SCHEDULE_S,
@@ -97,13 +97,7 @@ def run_cli(args: Sequence[str], env: dict[str, str], cwd: Path, tree: Path | No
     )
     wall = time.perf_counter() - started
     cpu = _children_cpu_s() - cpu_before
-    peak = None
-    errors = []
-    for line in proc.stderr.splitlines():
-        if line.startswith(PEAK_MARK):
-            peak = float(line[len(PEAK_MARK) :])
-        elif line.strip():
-            errors.append(line.strip())
+    peak, errors = split_peak(proc.stderr, PEAK_MARK)
     return {
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),

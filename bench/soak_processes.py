@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT, with_checkout_on_path
-from bench.peak import cli_with_peak
+from bench.peak import cli_with_peak, split_peak
 
 PEAK_MARK = "SOAK_PEAK_RSS_MB="
 CLI_TIMEOUT_S = 600
@@ -62,13 +62,7 @@ class Cli:
             )
         except subprocess.TimeoutExpired as exc:
             return CliRun(round(time.perf_counter() - started, 2), -9, None, "", [f"timed out after {exc.timeout} s"])
-        peak = None
-        lines = []
-        for line in proc.stderr.splitlines():
-            if line.startswith(PEAK_MARK):
-                peak = float(line[len(PEAK_MARK) :])
-            elif line.strip():
-                lines.append(line.strip())
+        peak, lines = split_peak(proc.stderr, PEAK_MARK)
         return CliRun(round(time.perf_counter() - started, 2), proc.returncode, peak, proc.stdout, lines)
 
 
