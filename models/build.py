@@ -62,9 +62,11 @@ def build(
     target = warehouse if isinstance(warehouse, Warehouse) else resolve_target(warehouse, destination)
     check_warehouse(target)
     write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
-    variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness shares its partial parse
-    freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir)
-    report = run_build(target, project_dir, dbt_vars, full_refresh=full_refresh)
+    variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
+    # One parse for both commands. A project that does not parse leaves None: each command then reports it.
+    manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
+    freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
+    report = run_build(target, project_dir, dbt_vars, full_refresh=full_refresh, manifest=manifest)
     report.freshness = freshness
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
@@ -93,10 +95,14 @@ def run_build(
     dbt_vars: dict[str, Any] | None = None,
     *,
     full_refresh: bool = False,
+    manifest: Any = None,
 ) -> BuildReport:
-    """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node)."""
+    """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node).
+    `manifest`: a `dbt parse` outcome made with the same vars (models.dbt_invoke.invoke)."""
     command = ["build", "--full-refresh"] if full_refresh else ["build"]
-    outcome = invoke(command, target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir)
+    outcome = invoke(
+        command, target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir, manifest=manifest
+    )
     return report_from(outcome, target)
 
 

@@ -39,6 +39,7 @@ class Invocation:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # lines our macros log with the "outreach: " prefix
     seconds: float = 0.0
+    manifest: Any = None  # `dbt parse`'s Manifest: the next commands of one build take it instead of loading it again
 
 
 def invoke(
@@ -48,8 +49,13 @@ def invoke(
     dbt_vars: dict[str, Any] | None = None,
     target_dir: str = "target",
     project_dir: Path = PROJECT_DIR,
+    manifest: Any = None,
 ) -> Invocation:
-    """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node."""
+    """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node.
+
+    `manifest`: a `dbt parse` outcome's, made with the same `dbt_vars` (dbt's documented `dbtRunner(manifest=)`):
+    dbt then neither reads its saved parse nor checks the project's files again.
+    """
     from dbt.cli.main import dbtRunner
 
     state = dbt_state_dir(target)
@@ -77,7 +83,7 @@ def invoke(
     with _RUN_LOCK, _environment(dbt_env(target)):
         state.mkdir(parents=True, exist_ok=True)
         try:
-            result = dbtRunner(callbacks=[on_event]).invoke(args)
+            result = dbtRunner(manifest=manifest, callbacks=[on_event]).invoke(args)
         finally:
             if target.destination == "duckdb":
                 from models.duckdb_release import release_duckdb
@@ -86,7 +92,10 @@ def invoke(
     outcome.seconds = time.perf_counter() - started
     outcome.success = bool(result.success)
     outcome.exception = result.exception
-    outcome.results = list(getattr(result.result, "results", None) or [])
+    if command[0] == "parse":
+        outcome.manifest = result.result if result.success else None
+    else:
+        outcome.results = list(getattr(result.result, "results", None) or [])
     log.debug("dbt %s: success=%s in %.2fs", command[0], outcome.success, outcome.seconds)
     return outcome
 

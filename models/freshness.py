@@ -36,11 +36,13 @@ def check_freshness(
     *,
     dbt_vars: dict[str, Any] | None = None,
     project_dir: Path = PROJECT_DIR,
+    manifest: Any = None,
 ) -> FreshnessReport:
     """Run `dbt source freshness` (same target dir and vars as the build, so dbt's partial parse is shared),
-    save the outcome beside the warehouse and return it. Never raises for a stale or unreadable source."""
+    save the outcome beside the warehouse and return it. Never raises for a stale or unreadable source.
+    `manifest`: the build's `dbt parse` outcome (models.dbt_invoke.invoke)."""
     checked_at = datetime.now(UTC).replace(microsecond=0).isoformat()
-    outcome = invoke(["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir)
+    outcome = invoke(["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir, manifest=manifest)
     report = FreshnessReport(target=target.label, checked_at=checked_at)
     results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)

@@ -360,6 +360,35 @@ def test_report_markdown_lists_models_and_tests(tmp_path: Path) -> None:
     }  # fmt: skip
 
 
+def test_a_build_parses_the_project_once_for_freshness_and_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """dbt loads the project (its saved parse, checked against every file) once per build, not once per command."""
+    import dbt.cli.main as dbt_main
+
+    commands: list[tuple[str, bool]] = []
+    loads: list[str] = []
+
+    class Counting(dbt_main.dbtRunner):
+        def __init__(self, manifest: object = None, callbacks: list[object] | None = None) -> None:
+            def on_event(event: object) -> None:
+                if event.info.name == "StateCheckVarsHash":  # type: ignore[attr-defined]  # every project load
+                    loads.append(event.info.name)  # type: ignore[attr-defined]
+
+            super().__init__(manifest=manifest, callbacks=[*(callbacks or []), on_event])  # type: ignore[arg-type]
+            self._given = manifest is not None
+
+        def invoke(self, args: list[str], **kwargs: object) -> dbt_main.dbtRunnerResult:
+            commands.append((args[0], self._given))
+            return super().invoke(args, **kwargs)
+
+    monkeypatch.setattr(dbt_main, "dbtRunner", Counting)
+    report = build(make_raw_warehouse(tmp_path / "w.duckdb", recipients=300), publish=False)
+    assert report.passed and report.freshness is not None and report.freshness.sources
+    assert commands == [("parse", False), ("source", True), ("build", True)]
+    assert len(loads) == 1
+
+
 def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
     """`dbt source freshness`: workspaces (every quick sync) warn after 45 minutes; full-sync tables after 26 hours."""
     from models.dbt_invoke import invoke
