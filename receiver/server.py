@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import logging
 import socket
@@ -15,6 +16,7 @@ from typing import Any
 
 import uvicorn
 
+from pipelines.core.errors import ConfigError
 from pipelines.events import spool
 from receiver.app import create_app
 
@@ -56,12 +58,38 @@ def resolve_signing_secrets() -> str | dict[str, str]:
 
 
 def listen(*, host: str = "127.0.0.1", port: int = 8787, spool_dir: Path | str | None = None) -> None:
-    """Serve ``POST /webhooks`` until stopped (Ctrl-C / SIGTERM seal the live spool file)."""
+    """Serve ``POST /webhooks`` until stopped (Ctrl-C / SIGTERM seal the live spool file).
+
+    Port 0 takes a free port; the first line printed names the port bound, whichever it is.
+    """
     secrets = resolve_signing_secrets()
     spool_path = Path(spool_dir) if spool_dir else spool.DEFAULT_SPOOL_DIR
     app = create_app(signing_secret=secrets, spool_dir=spool_path)
-    print(f"outreach hooks: receiving at http://{host}:{port}/webhooks, spooling to {spool_path}/", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    sock = _bound_socket(host, port)
+    bound = sock.getsockname()[1]
+    print(f"outreach hooks: receiving at http://{host}:{bound}/webhooks, spooling to {spool_path}/", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to (host, port), as uvicorn binds its own; the bound port is known before serving."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"{host}:{port} is in use (another `outreach hooks listen`?): stop it, or pass --port with another "
+                "port (0 takes a free one)"
+            ) from None
+        raise
+    return sock
 
 
 class ReceiverServer:
@@ -72,9 +100,7 @@ class ReceiverServer:
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, **app_kwargs: Any) -> None:
         self.host = host
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
+        self._sock = _bound_socket(host, port)
         self.port: int = self._sock.getsockname()[1]
         self.app = create_app(**app_kwargs)
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")

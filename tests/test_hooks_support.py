@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 import uuid
 from pathlib import Path
@@ -81,12 +80,6 @@ def event_rows(tmp_path: Path, columns: str = "event_id, event, email, data") ->
         if not exists or not exists[0]:
             return []
         return con.execute(f"select {columns} from outreach.events order by event_id").fetchall()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def burst(url: str, bodies: list[bytes], *, concurrency: int = 32, secret: str = SECRET) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,20 +13,29 @@ import time
 from pathlib import Path
 
 import httpx
-from test_hooks_support import SECRET, event_rows, free_port, load, payload, signed
+from test_hooks_support import SECRET, event_rows, load, payload, signed
 
 from pipelines.events import spool
 
 
-def _start_receiver(port: int, spool_dir: Path, cwd: Path) -> subprocess.Popen[bytes]:
+def _start_receiver(spool_dir: Path, cwd: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`outreach hooks listen --port 0`: it binds a free port itself and names it in its first line (a port picked
+    here and handed over could be taken by another test's server meanwhile)."""
     env = {**os.environ, "SOURCES__OUTREACH__SIGNING_SECRET": SECRET}
-    cmd = [sys.executable, "-m", "flows.cli", "hooks", "listen", "--port", str(port), "--spool", str(spool_dir)]
+    cmd = [sys.executable, "-m", "flows.cli", "hooks", "listen", "--port", "0", "--spool", str(spool_dir)]
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    first = proc.stdout.readline().decode()  # "outreach hooks: receiving at http://127.0.0.1:<port>/webhooks, ..."
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/webhooks", first)
+    if match is None:
+        proc.kill()
+        raise AssertionError(f"receiver did not start: {first!r} {proc.communicate()[1].decode()[-2000:]}")
+    port = int(match.group(1))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
-                return proc
+                return proc, port
         except httpx.TransportError:
             time.sleep(0.05)
     proc.kill()
@@ -34,9 +44,8 @@ def _start_receiver(port: int, spool_dir: Path, cwd: Path) -> subprocess.Popen[b
 
 def test_sigkill_mid_burst_loses_no_acknowledged_event_and_loads_nothing_torn(tmp_path: Path) -> None:
     spool_dir = tmp_path / "spool"
-    port = free_port()
+    proc, port = _start_receiver(spool_dir, Path(__file__).resolve().parents[2])
     url = f"http://127.0.0.1:{port}/webhooks"
-    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[2])
     acked: set[str] = set()
     sent = 0
     lock = threading.Lock()
@@ -86,10 +95,10 @@ def test_sigkill_mid_burst_loses_no_acknowledged_event_and_loads_nothing_torn(tm
     assert not list(spool_dir.glob("*.jsonl.open")) and not list(spool_dir.glob("*.jsonl"))  # sealed, loaded, done
 
     # A restarted receiver on the same spool keeps going; a second load adds only the new event.
-    proc = _start_receiver(port, spool_dir, Path(__file__).resolve().parents[2])
+    proc, port = _start_receiver(spool_dir, Path(__file__).resolve().parents[2])
     try:
         body = json.dumps(payload(email="after@example.com")).encode()
-        assert httpx.post(url, content=body, headers=signed(body)).status_code == 200
+        assert httpx.post(f"http://127.0.0.1:{port}/webhooks", content=body, headers=signed(body)).status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=15)

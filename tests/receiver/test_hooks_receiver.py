@@ -237,3 +237,25 @@ def test_listen_without_a_secret_fails_with_the_setting_to_fix(tmp_path: Path, m
     result = CliRunner().invoke(app, ["hooks", "listen", "--port", "0", "--spool", str(tmp_path / "s")])
     assert result.exit_code != 0
     assert "SOURCES__OUTREACH__SIGNING_SECRET" in str(result.exception) + result.output
+
+
+def test_listen_on_a_port_in_use_fails_in_one_line_naming_the_option(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "SOURCES__OUTREACH__SIGNING_SECRET": SECRET}
+        proc = subprocess.run(
+            [sys.executable, "-m", "flows.cli", "hooks", "listen", "--port", str(port), "--spool", str(tmp_path)],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: 127.0.0.1:{port} is in use (another `outreach hooks listen`?): stop it, or pass --port with another "
+        "port (0 takes a free one)"
+    ]
