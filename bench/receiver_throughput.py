@@ -32,16 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.http_burst import post_burst
+from pipelines.core.ports import free_port
 from pipelines.events import spool, spool_reader
 from receiver.signature import sign
 
 SECRET = "bench-secret-not-real"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _bodies(n: int) -> list[bytes]:
@@ -158,8 +153,8 @@ def run(deliveries: int, concurrency: int, sweep: list[int]) -> dict[str, Any]:
     env = {**os.environ, "SOURCES__OUTREACH__SIGNING_SECRET": SECRET}
     with tempfile.TemporaryDirectory() as tmp:
         spool_dir = Path(tmp) / "spool"
-        port = _free_port()
-        bare_port = _free_port()
+        port = free_port()
+        bare_port = free_port()
         bare = _start([sys.executable, "-c", _BARE_APP, str(bare_port)], bare_port, env)
         try:
             _blast(bare_port, bodies[concurrency][:200], concurrency)  # warm-up

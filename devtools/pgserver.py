@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pipelines.core.ports import PORT_ATTEMPTS, free_port, port_taken
+
 SUPERUSER = "postgres"
 
 
@@ -41,18 +43,13 @@ def pg_bin_dir() -> Path:
     )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class PostgresServer:
     """One throwaway cluster. ``dsn(db)`` gives a libpq URL; ``create_database(name)`` makes a fresh db."""
 
     def __init__(self, port: int | None = None) -> None:
         self.bin = pg_bin_dir()
-        self.port = port or _free_port()
+        self._given_port = port
+        self.port = port or 0  # chosen at start, just before the server binds it
         self.root = Path(tempfile.mkdtemp(prefix="outreach-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root / "run"
@@ -72,14 +69,28 @@ class PostgresServer:
         )  # fmt: skip
         log = open(self.root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
         self._log = log
-        self._proc = subprocess.Popen(
-            [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port), "-h", "127.0.0.1",
-             "-k", str(self.socket_dir), "-c", "fsync=off", "-c", "synchronous_commit=off",
-             "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=128MB"],
-            stdout=log, stderr=log, preexec_fn=self._demote(),
-        )  # fmt: skip
-        self._wait_ready()
-        return self
+        attempt = 1
+        while True:
+            self.port = self._given_port or free_port()
+            self._proc = subprocess.Popen(
+                [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port), "-h", "127.0.0.1",
+                 "-k", str(self.socket_dir), "-c", "fsync=off", "-c", "synchronous_commit=off",
+                 "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=128MB"],
+                stdout=log, stderr=log, preexec_fn=self._demote(),
+            )  # fmt: skip
+            try:
+                self._wait_ready()
+                return self
+            except PostgresUnavailable:
+                # a free port picked here can be taken by another process before postgres binds it
+                if (
+                    self._given_port
+                    or attempt == PORT_ATTEMPTS
+                    or self._proc.poll() is None
+                    or not port_taken(self.port)
+                ):
+                    raise
+            attempt += 1
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
@@ -115,6 +126,7 @@ class PostgresServer:
         out = subprocess.run(
             [self._psql(), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.dsn(database), "-c", sql],
             capture_output=True, text=True, check=False,
+            env={**os.environ, "PGCONNECT_TIMEOUT": "5"},  # a port another server holds may never answer
         )  # fmt: skip
         if out.returncode != 0:
             raise RuntimeError(f"psql failed: {out.stderr.strip()}")

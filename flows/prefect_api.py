@@ -24,7 +24,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from pathlib import Path
 import httpx
 
 from pipelines.core.errors import OutreachError
+from pipelines.core.ports import PORT_ATTEMPTS, free_port, port_taken
 
 logger = logging.getLogger(__name__)
 
@@ -94,12 +94,6 @@ class LocalServer:
                 continue
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _last_log_line(path: Path) -> str:
     try:
         lines = [line.strip() for line in path.read_text(errors="replace").splitlines() if line.strip()]
@@ -109,8 +103,23 @@ def _last_log_line(path: Path) -> str:
 
 
 def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) -> LocalServer:
-    """Start ``prefect server start`` with its home (and SQLite database) in ``home``; wait until healthy."""
-    port = port or free_port()
+    """Start ``prefect server start`` with its home (and SQLite database) in ``home``; wait until healthy.
+
+    Without ``port``, a free one; if another process takes it before the server binds it, another port.
+    """
+    attempt = 1
+    while True:
+        chosen = port or free_port()
+        try:
+            return _start_local_server(home, chosen, ui)
+        except PrefectServerError:
+            if port is not None or attempt == PORT_ATTEMPTS or not port_taken(chosen):
+                raise
+        logger.debug("port %d was taken before the Prefect server bound it; trying another", chosen)
+        attempt += 1
+
+
+def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
     # None of the user's Prefect settings (a database URL of their own server, a profile): defaults in `home`.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(

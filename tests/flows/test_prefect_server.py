@@ -97,3 +97,31 @@ def test_prefects_sqlite_begin_mode_is_what_the_change_relies_on(monkeypatch: py
     assert asyncio.run(mode_inside(config)) == "IMMEDIATE"
     wrapped = AioSqliteConfiguration.begin_transaction
     assert getattr(wrapped, "_outreach_immediate", False)
+
+
+def test_a_port_taken_before_the_server_binds_it_is_replaced_by_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A free port picked for the temporary server can be taken (by another test's server, say) before the server
+    binds it: the server starts on another port instead of failing."""
+    import socket
+
+    import httpx
+
+    from flows import prefect_api
+    from pipelines.core.ports import free_port, port_taken
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        assert port_taken(busy)
+        picks = iter([busy, free_port()])
+        monkeypatch.setattr(prefect_api, "free_port", lambda: next(picks))
+        server = prefect_api.start_local_server(tmp_path / "home", ui=False)
+    try:
+        assert server.port != busy
+        assert httpx.get(f"{server.api_url}/health", timeout=10).status_code == 200
+    finally:
+        server.stop()
+    assert not port_taken(server.port)  # stopped: its port is free again
