@@ -1,8 +1,11 @@
-"""The test suite's dbt parse cache in the Python processes the tests start (`outreach models`, the demo,
-Prefect's flow runs), not only in pytest's own: conftest.py puts this folder first on PYTHONPATH.
+"""What the Python processes the tests start get (conftest.py puts this folder first on PYTHONPATH):
 
-Nothing happens until a process imports dbt's runner (`dbt.cli.main`); then devtools/dbt_parse_cache.py
-wraps it, as conftest.py does in the test process. Processes that never run dbt pay one look-up per import.
+- The test suite's dbt parse cache (`outreach models`, the demo, Prefect's flow runs), not only in pytest's own.
+  Nothing happens until a process imports dbt's runner (`dbt.cli.main`); then devtools/dbt_parse_cache.py
+  wraps it, as conftest.py does in the test process. Processes that never run dbt pay one look-up per import.
+- The server of Prefect's test harness (conftest.py's `prefect_harness`; Prefect runs it as `uvicorn --factory
+  prefect.server.api.server:create_app`) begins its SQLite transactions as the server `outreach demo` and
+  `outreach serve` start does (flows/prefect_server.py): else a 503 makes Prefect's client wait 2 s or more.
 """
 
 from __future__ import annotations
@@ -43,3 +46,10 @@ class _InstallAfterImport(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _InstallAfterImport())
+
+if "prefect.server.api.server:create_app" in sys.orig_argv:
+    if _REPO not in sys.path:
+        sys.path.append(_REPO)
+    from flows.prefect_server import take_sqlite_write_lock_at_begin
+
+    take_sqlite_write_lock_at_begin()

@@ -125,3 +125,19 @@ def test_a_port_taken_before_the_server_binds_it_is_replaced_by_another(
     finally:
         server.stop()
     assert not port_taken(server.port)  # stopped: its port is free again
+
+
+def test_the_test_harness_server_takes_the_write_lock_at_begin_too() -> None:
+    """tests/_site/sitecustomize.py changes the server of Prefect's test harness (`uvicorn --factory
+    prefect.server.api.server:create_app`) as flows/prefect_server.py changes ours, and no other process."""
+    probe = (
+        "import sys; from prefect.server.database.configurations import AioSqliteConfiguration as C; "
+        "print(getattr(C.begin_transaction, '_outreach_immediate', False))"
+    )
+    for extra, expected in (("prefect.server.api.server:create_app", "True"), ("something:else", "False")):
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, extra], cwd=ROOT, env=dict(os.environ), capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout.strip() == expected
