@@ -69,10 +69,13 @@ def listen(*, host: str = "127.0.0.1", port: int = 8787, spool_dir: Path | str |
     bound = sock.getsockname()[1]
     print(f"outreach hooks: receiving at http://{host}:{bound}/webhooks, spooling to {spool_path}/", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()
+    if not server.started:  # uvicorn logged why; exit as `uvicorn.run` does
+        raise SystemExit(3)
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
