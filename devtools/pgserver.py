@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.core.ports import PORT_ATTEMPTS, free_port, port_taken
+from pipelines.core.ports import start_on_a_port
 
 SUPERUSER = "postgres"
 
@@ -67,30 +67,25 @@ class PostgresServer:
             [str(self.bin / "initdb"), "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8",
              "--no-sync", "--locale=C"],
         )  # fmt: skip
-        log = open(self.root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
-        self._log = log
-        attempt = 1
-        while True:
-            self.port = self._given_port or free_port()
-            self._proc = subprocess.Popen(
-                [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(self.port), "-h", "127.0.0.1",
-                 "-k", str(self.socket_dir), "-c", "fsync=off", "-c", "synchronous_commit=off",
-                 "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=128MB"],
-                stdout=log, stderr=log, preexec_fn=self._demote(),
-            )  # fmt: skip
-            try:
-                self._wait_ready()
-                return self
-            except PostgresUnavailable:
-                # a free port picked here can be taken by another process before postgres binds it
-                if (
-                    self._given_port
-                    or attempt == PORT_ATTEMPTS
-                    or self._proc.poll() is None
-                    or not port_taken(self.port)
-                ):
-                    raise
-            attempt += 1
+        self._log = open(self.root / "server.log", "ab")  # noqa: SIM115 - closed in stop()
+        return start_on_a_port(self._launch, self._given_port, PostgresUnavailable)
+
+    def _launch(self, port: int) -> PostgresServer:
+        """postgres on ``port``; stopped again if it does not get ready (its port may have been taken)."""
+        self.port = port
+        self._proc = subprocess.Popen(
+            [str(self.bin / "postgres"), "-D", str(self.data), "-p", str(port), "-h", "127.0.0.1",
+             "-k", str(self.socket_dir), "-c", "fsync=off", "-c", "synchronous_commit=off",
+             "-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=128MB"],
+            stdout=self._log, stderr=self._log, preexec_fn=self._demote(),
+        )  # fmt: skip
+        try:
+            self._wait_ready()
+        except PostgresUnavailable:
+            self._proc.kill()
+            self._proc.wait(timeout=10)
+            raise
+        return self
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:

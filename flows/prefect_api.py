@@ -36,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from pipelines.core.errors import OutreachError
-from pipelines.core.ports import PORT_ATTEMPTS, free_port, port_taken
+from pipelines.core.ports import start_on_a_port
 
 logger = logging.getLogger(__name__)
 
@@ -107,16 +107,7 @@ def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) 
 
     Without ``port``, a free one; if another process takes it before the server binds it, another port.
     """
-    attempt = 1
-    while True:
-        chosen = port or free_port()
-        try:
-            return _start_local_server(home, chosen, ui)
-        except PrefectServerError:
-            if port is not None or attempt == PORT_ATTEMPTS or not port_taken(chosen):
-                raise
-        logger.debug("port %d was taken before the Prefect server bound it; trying another", chosen)
-        attempt += 1
+    return start_on_a_port(lambda chosen: _start_local_server(home, chosen, ui), port, PrefectServerError)
 
 
 def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:

@@ -38,9 +38,9 @@ def check_freshness(
     project_dir: Path = PROJECT_DIR,
     manifest: Any = None,
 ) -> FreshnessReport:
-    """Run `dbt source freshness` (same target dir and vars as the build, so dbt's partial parse is shared),
-    save the outcome beside the warehouse and return it. Never raises for a stale or unreadable source.
-    `manifest`: the build's `dbt parse` outcome (models.dbt_invoke.invoke)."""
+    """Run `dbt source freshness` (the build's target dir and vars; `manifest`: the build's `dbt parse` outcome,
+    models.dbt_invoke.invoke), save the outcome beside the warehouse and return it. Never raises for a stale or
+    unreadable source."""
     checked_at = datetime.now(UTC).replace(microsecond=0).isoformat()
     outcome = invoke(["source", "freshness"], target, dbt_vars=dbt_vars, project_dir=project_dir, manifest=manifest)
     report = FreshnessReport(target=target.label, checked_at=checked_at)

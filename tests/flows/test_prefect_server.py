@@ -109,6 +109,7 @@ def test_a_port_taken_before_the_server_binds_it_is_replaced_by_another(
     import httpx
 
     from flows import prefect_api
+    from pipelines.core import ports
     from pipelines.core.ports import free_port, port_taken
 
     with socket.socket() as taken:
@@ -117,7 +118,7 @@ def test_a_port_taken_before_the_server_binds_it_is_replaced_by_another(
         busy = taken.getsockname()[1]
         assert port_taken(busy)
         picks = iter([busy, free_port()])
-        monkeypatch.setattr(prefect_api, "free_port", lambda: next(picks))
+        monkeypatch.setattr(ports, "free_port", lambda: next(picks))
         server = prefect_api.start_local_server(tmp_path / "home", ui=False)
     try:
         assert server.port != busy

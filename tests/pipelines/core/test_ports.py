@@ -23,13 +23,14 @@ def test_a_listening_port_is_taken_and_a_free_one_is_not() -> None:
 
 def test_the_test_postgres_starts_on_another_port_when_its_pick_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     from devtools import pgserver
+    from pipelines.core import ports
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
         picks = iter([busy, free_port()])
-        monkeypatch.setattr(pgserver, "free_port", lambda: next(picks))
+        monkeypatch.setattr(ports, "free_port", lambda: next(picks))
         with pgserver.PostgresServer() as server:
             assert server.port != busy
             assert server.psql("select 41 + 1").strip() == "42"
