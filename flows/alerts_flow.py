@@ -68,6 +68,10 @@ def check_replies(
 
 @task(name="speed-to-lead")
 def check_replies_task(spool_dir: str | None, duckdb_path: str | None) -> str:
+    # A schedule can fire before the first sync made the warehouse: nothing to check yet, and the spool waits.
+    target = warehouse_target(resolve_settings(duckdb_path=duckdb_path))
+    if target.duckdb_path is not None and not Path(target.duckdb_path).exists():
+        return f"no warehouse at {target.duckdb_path} yet: nothing to check before the first sync"
     run = check_replies(spool_dir, duckdb_path)
     return f"{run.events_loaded} event(s) loaded; {run.summary()}"
 

@@ -439,3 +439,13 @@ def test_outside_a_deployment_run_sync_all_keeps_the_workspaces_in_its_process()
 
     assert hand_out_to(None) is None
     assert hand_out_to("sync-batch/batch") is None  # no flow run here: nothing to hand out from
+
+
+def test_speed_to_lead_before_the_first_sync_has_nothing_to_check(tmp_path: Path) -> None:
+    """`outreach serve` fires the schedule every 5 minutes, possibly before the first sync made the warehouse."""
+    from flows.alerts_flow import check_replies_task
+
+    missing = tmp_path / "data" / "outreach.duckdb"
+    line = check_replies_task.fn(None, str(missing))
+    assert line == f"no warehouse at {missing} yet: nothing to check before the first sync"
+    assert not missing.exists()
