@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # What setup, test and CI install: exact versions, made by pip-compile from pyproject.toml's ranges (`make upgrade`)
 LOCK := requirements.lock
-PIP_VERSION := 26.3
+# The installer of the lock: uv, a few seconds where pip took about a minute; pip only installs uv
+UV_VERSION := 0.13.9
 # Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 3 keep 2 cores busy.
 # One file runs on one worker (loadfile): a file's tests share its servers and ports. Files start in collection
 # order (no reorder by test count): tests/conftest.py puts the slowest first.
@@ -20,15 +21,15 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet 'pip==$(PIP_VERSION)'
-	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev]'
+	$(BIN)/pip install --quiet 'uv==$(UV_VERSION)'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
 
 # New releases within pyproject.toml's ranges into the lock, then the whole suite on them
 upgrade: setup
 	$(BIN)/pip-compile --quiet --upgrade --extra dev --strip-extras --no-emit-index-url --no-emit-find-links \
 		-o $(LOCK) pyproject.toml
-	$(BIN)/pip install --quiet -c $(LOCK) -e '.[dev]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	$(MAKE) test
 
 # PostgreSQL server binaries, Chromium and Node for the tests (apt-get when missing; never skipped)

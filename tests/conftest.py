@@ -9,20 +9,24 @@ from typing import Any
 
 import pytest
 
-#: The files that took longest in a measured run (2026-11-25), slowest first. The suite runs one file per
-#: worker (`--dist loadfile --no-loadscope-reorder`, Makefile) in collection order, so these start first and
-#: the short files fill the gaps, instead of a long file starting last and running alone at the end.
+#: The files that took longest in a measured run (2026-11-26, wall seconds summed over their tests), slowest
+#: first. The suite runs one file per worker (`--dist loadfile --no-loadscope-reorder`, Makefile) in collection
+#: order, so these start first and the short files fill the gaps, instead of a long file starting last and
+#: running alone at the end.
 SLOW_FIRST: tuple[str, ...] = (
     "test_models_build.py",
-    "test_report_browser.py",
+    "test_models_postgres.py",
+    "test_flows_workpool.py",
+    "test_models_incremental_sandbox.py",
+    "test_demo.py",
     "test_soak.py",
-    "test_models_drift.py",
-    "test_sync.py",
-    "test_docs_commands.py",
-    "test_models_stats.py",
-    "test_report.py",
-    "test_status.py",
-    "test_sync_concurrency.py",
+    "test_models_engagement_sandbox.py",
+    "test_report_browser.py",
+    "test_flows.py",
+    "test_alerts_sandbox.py",
+    "test_alerts_postgres.py",
+    "test_models_data_tests_bite.py",
+    "test_flows_serve.py",
 )
 
 
