@@ -22,14 +22,14 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet 'uv==$(UV_VERSION)'
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK) -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
 
 # New releases within pyproject.toml's ranges into the lock, then the whole suite on them
 upgrade: setup
 	$(BIN)/pip-compile --quiet --upgrade --extra dev --strip-extras --no-emit-index-url --no-emit-find-links \
 		-o $(LOCK) pyproject.toml
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -c $(LOCK) -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -c $(LOCK) -e '.[dev]'
 	$(MAKE) test
 
 # PostgreSQL server binaries, Chromium and Node for the tests (apt-get when missing; never skipped)

@@ -172,6 +172,9 @@ def _ran_in(flow_run_id: Any, checkouts: list[Path]) -> str:
     return places.pop()
 
 
+# Deploy, two workers and a run of 6 workspaces: its own wait (RUN_TIMEOUT_S) must fire before pytest's, with the
+# workers' logs.
+@pytest.mark.timeout(720)
 def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_one_run_into_postgres(
     prefect_harness: str,
     cli_env: dict[str, str],
