@@ -43,19 +43,13 @@ def service_clock(settings: OutreachSettings) -> datetime | None:
     return max(stamps) if stamps else None
 
 
-def check_replies(
-    spool_dir: str | Path | None = None,
-    duckdb_path: str | Path | None = None,
-    echo: Any = None,
-    destination: str | None = None,
-) -> Any:
+def check_replies(settings: OutreachSettings, spool_dir: str | Path | None = None, echo: Any = None) -> Any:
     """Load the spool (if any), then evaluate `positive_reply_waiting`; returns the AlertRun. Holds the
     warehouse writer lock while it writes, as every writer does. DuckDB or PostgreSQL alike."""
     from alerts import after_events
     from pipelines.warehouse.lock import warehouse_writer
     from pipelines.warehouse.warehouse_prep import load_spool_events
 
-    settings = resolve_settings(duckdb_path=duckdb_path, destination=destination)
     target = warehouse_target(settings)
     spool = Path(spool_dir).expanduser().resolve() if spool_dir else settings.spool_path()
     clock = service_clock(settings)
@@ -69,10 +63,11 @@ def check_replies(
 @task(name="speed-to-lead")
 def check_replies_task(spool_dir: str | None, duckdb_path: str | None) -> str:
     # A schedule can fire before the first sync made the warehouse: nothing to check yet, and the spool waits.
-    target = warehouse_target(resolve_settings(duckdb_path=duckdb_path))
+    settings = resolve_settings(duckdb_path=duckdb_path)
+    target = warehouse_target(settings)
     if target.duckdb_path is not None and not Path(target.duckdb_path).exists():
         return f"no warehouse at {target.duckdb_path} yet: nothing to check before the first sync"
-    run = check_replies(spool_dir, duckdb_path)
+    run = check_replies(settings, spool_dir)
     return f"{run.events_loaded} event(s) loaded; {run.summary()}"
 
 

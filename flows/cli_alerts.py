@@ -133,13 +133,15 @@ def guard(
     from alerts.settings import resolve_alert_settings
     from pipelines.core.config import resolve_settings
     from pipelines.core.errors import OutreachError
+    from pipelines.warehouse.destination import warehouse_target
 
     try:
         settings = resolve_alert_settings()
         if not settings.auto_pause and not dry_run:
             _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
-        with connect(_warehouse(duckdb, destination)) as db:
-            run_guard(db, settings, resolve_settings(), dry_run=dry_run, echo=typer.echo)
+        core = resolve_settings(duckdb_path=duckdb, destination=destination)
+        with connect(warehouse_target(core)) as db:
+            run_guard(db, settings, core, dry_run=dry_run, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))
 
@@ -152,10 +154,12 @@ def replies(
 ) -> None:
     """Load the webhook spool and evaluate positive_reply_waiting now (the speed-to-lead deployment's step)."""
     from flows.alerts_flow import check_replies
+    from pipelines.core.config import resolve_settings
     from pipelines.core.errors import OutreachError
 
     try:
-        run = check_replies(spool, duckdb, echo=typer.echo, destination=destination)
+        settings = resolve_settings(duckdb_path=duckdb, destination=destination)
+        run = check_replies(settings, spool, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))
         return

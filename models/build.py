@@ -66,7 +66,7 @@ def build(
     # One parse for both commands. A project that does not parse leaves None: each command then reports it.
     manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
     freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
-    report = run_build(target, project_dir, dbt_vars, full_refresh=full_refresh, manifest=manifest)
+    report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
     report.freshness = freshness
     if not report.passed:
         failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
@@ -91,18 +91,17 @@ def build(
 
 def run_build(
     target: Warehouse,
-    project_dir: Path = PROJECT_DIR,
-    dbt_vars: dict[str, Any] | None = None,
+    project_dir: Path,
+    variables: dict[str, Any],
     *,
-    full_refresh: bool = False,
-    manifest: Any = None,
+    full_refresh: bool,
+    manifest: Any,
 ) -> BuildReport:
-    """`dbt build` with the atomic swap; the report says what passed (it never raises for a failing node).
-    `manifest`: a `dbt parse` outcome made with the same vars (models.dbt_invoke.invoke)."""
+    """`dbt build` with the build's vars (ATOMIC_VARS among them: the atomic swap); the report says what passed
+    (it never raises for a failing node). `manifest`: a `dbt parse` outcome made with the same vars
+    (models.dbt_invoke.invoke)."""
     command = ["build", "--full-refresh"] if full_refresh else ["build"]
-    outcome = invoke(
-        command, target, dbt_vars={**(dbt_vars or {}), **ATOMIC_VARS}, project_dir=project_dir, manifest=manifest
-    )
+    outcome = invoke(command, target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
     return report_from(outcome, target)
 
 
