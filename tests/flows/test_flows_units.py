@@ -449,3 +449,20 @@ def test_speed_to_lead_before_the_first_sync_has_nothing_to_check(tmp_path: Path
     line = check_replies_task.fn(None, str(missing))
     assert line == f"no warehouse at {missing} yet: nothing to check before the first sync"
     assert not missing.exists()
+
+
+# --- the demo's head start --------------------------------------------------------------------
+
+
+def test_the_demo_imports_ahead_past_a_module_that_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A failing import ahead is left to the step that needs the module: it neither raises nor stops the rest."""
+    from flows import demo
+
+    (tmp_path / "outreach_ahead_probe.py").write_text("VALUE = 1\n")
+    (tmp_path / "outreach_ahead_broken.py").write_text("raise ImportError('broken on purpose')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(demo, "LATER_IMPORTS", ("outreach_ahead_broken", "outreach_ahead_probe"))
+    for name in ("outreach_ahead_broken", "outreach_ahead_probe"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    demo.import_ahead()
+    assert "outreach_ahead_probe" in sys.modules and "outreach_ahead_broken" not in sys.modules
