@@ -5,7 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # What setup, test and CI install: exact versions, made by pip-compile from pyproject.toml's ranges (`make upgrade`)
 LOCK := requirements.lock
-# The installer of the lock: uv, a few seconds where pip took about a minute; pip only installs uv
+# The installer of the lock: uv, faster than pip; pip only installs uv. --compile-bytecode writes the packages'
+# .pyc files at install, as pip does: uv leaves them out by default, and where PYTHONDONTWRITEBYTECODE is set
+# every process (each test's `outreach` command, dbt, the Prefect workers) then compiles its imports again.
 UV_VERSION := 0.13.9
 # Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 3 keep 2 cores busy.
 # One file runs on one worker (loadfile): a file's tests share its servers and ports. Files start in collection

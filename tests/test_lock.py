@@ -1,5 +1,5 @@
 """The environment the suite runs in is the one requirements.lock pins (`make setup` installs with it as
-constraints), and the lock keeps within pyproject.toml's ranges."""
+constraints), compiled at install, and the lock keeps within pyproject.toml's ranges."""
 
 from __future__ import annotations
 
@@ -48,3 +48,19 @@ def test_the_lock_satisfies_the_declared_ranges() -> None:
         if version is None or not requirement.specifier.contains(version, prereleases=True):
             outside.append((text, version))
     assert not outside, f"requirements.lock is outside pyproject.toml's ranges: {outside}; run `make upgrade`"
+
+
+def test_the_installed_packages_carry_their_compiled_bytecode() -> None:
+    """`make setup` compiles at install: with PYTHONDONTWRITEBYTECODE set (as on CI), a package without its .pyc
+    files is compiled again by every process that imports it."""
+    import importlib.util
+
+    import dbt.cli.main
+    import prefect.flows
+
+    missing = [
+        module.__name__
+        for module in (dbt.cli.main, prefect.flows)
+        if not Path(importlib.util.cache_from_source(str(module.__file__))).is_file()
+    ]
+    assert not missing, f"no compiled bytecode for {missing}: run `make clean setup`"
