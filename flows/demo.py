@@ -206,7 +206,7 @@ def start_sandbox(scale: str) -> Any:
         raise OutreachError(f"the demo's sandbox did not start ({exc}): rerun `outreach demo`") from None
 
 
-#: What the later steps import (the sync flow with dlt, the build with dbt: about 6 s of one core), imported while
+#: What the later steps import (the sync flow with dlt, the build with dbt: seconds of one core), imported while
 #: this process mostly waits for the Prefect API and the sandbox to start.
 LATER_IMPORTS = ("flows.sync_flow", "flows.build_flow", "models.build", "dbt.cli.main")
 
