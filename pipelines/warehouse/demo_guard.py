@@ -7,7 +7,7 @@ workspaces it syncs. Two rules keep real data and demo data apart:
   before anything is written (:func:`refuse_foreign_workspaces`, called by the sync's run entry
   right after the keys are checked);
 - ``outreach demo`` replaces a marked warehouse only if every workspace in it is listed
-  (:func:`workspaces_in`; the check lives in ``flows/demo.py``).
+  (:func:`workspaces_in`; the check lives in ``flows/demo_warehouse.py``).
 """
 
 from __future__ import annotations

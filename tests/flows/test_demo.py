@@ -246,7 +246,7 @@ def test_a_warehouse_without_the_demo_marker_is_never_touched(demo_run: DemoRun,
 
 def test_the_demo_replaces_its_own_warehouse(demo_run: DemoRun, tmp_path: Path) -> None:
     """Only its own: every workspace in it is listed in the marker (function level; the full rerun is the fixture's)."""
-    from flows.demo import demo_pipelines_dir, prepare_warehouse
+    from flows.demo_warehouse import demo_pipelines_dir, prepare_warehouse
 
     warehouse = tmp_path / "outreach.duckdb"
     shutil.copy(demo_run.warehouse, warehouse)
@@ -260,7 +260,7 @@ def test_the_demo_replaces_its_own_warehouse(demo_run: DemoRun, tmp_path: Path) 
 
 def test_a_demo_marker_without_a_list_protects_every_workspace(demo_run: DemoRun, tmp_path: Path) -> None:
     """Markers written before they listed workspaces: nothing in such a warehouse counts as the demo's."""
-    from flows.demo import prepare_warehouse
+    from flows.demo_warehouse import prepare_warehouse
     from pipelines.core.errors import ConfigError
 
     warehouse = tmp_path / "outreach.duckdb"
