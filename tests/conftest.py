@@ -52,6 +52,13 @@ def dbt_parse_cache() -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join([site, *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
+@pytest.fixture(scope="session", autouse=True)
+def dbt_threads() -> None:
+    """dbt's threads per build, for this session and the processes it starts: the test workers already keep
+    every core busy, and more dbt threads than cores only add CPU (the GIL's hand-offs), not speed."""
+    os.environ.setdefault("OUTREACH_DBT_THREADS", str(min(4, len(os.sched_getaffinity(0)))))
+
+
 @pytest.fixture
 def make_sandbox() -> Iterator[Callable[..., Any]]:
     """Start sandboxes (uvicorn on a free loopback port, in a thread); stop them all after the test.
@@ -104,9 +111,12 @@ def pg_dsn(pg_server: Any, request: pytest.FixtureRequest) -> str:
     return str(pg_server.create_database(name))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def prefect_harness() -> Iterator[str]:
-    """One Prefect test server (temporary SQLite) for the whole session; yields its API URL.
+    """One Prefect test server (temporary SQLite) per test file that needs one; yields its API URL.
+
+    Per file, not per session: an idle server still costs CPU (its services poll its database), and a
+    session's server idled from the first file that used it to the worker's last file.
 
     Prefect's own ``prefect_test_harness``: this process's settings point at it; subprocesses
     (the ``prefect`` CLI, workers) get the URL through ``PREFECT_API_URL``. Its server begins its SQLite

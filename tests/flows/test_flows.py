@@ -1,5 +1,5 @@
 """The Prefect flows against real sandboxes over loopback, a real DuckDB file and a Prefect
-test server (one per session: the ``prefect_harness`` fixture of conftest.py)."""
+test server (one per file: the ``prefect_harness`` fixture of conftest.py)."""
 
 from __future__ import annotations
 
