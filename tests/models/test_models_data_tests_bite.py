@@ -107,3 +107,30 @@ def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name
     assert changed > 0, f"the crafted case for {name} changed no row"
     status, failures = _run_test(copy, name)
     assert status == "fail" and failures, (name, status, failures)
+
+
+def test_a_null_in_a_required_column_fails_the_models_not_null_test_naming_the_column(
+    built: Path, tmp_path: Path
+) -> None:
+    """One `not_null_columns` test per model: it fails on any of its columns, one row per column with nulls."""
+    copy = tmp_path / "outreach.duckdb"
+    shutil.copyfile(built, copy)
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{copy}' as warehouse")
+        con.execute("use warehouse")
+        con.execute(
+            "update reporting.campaign_performance set workspace_id = null "
+            "where campaign_id in (select campaign_id from reporting.campaign_performance order by 1 limit 2)"
+        )
+        target = Warehouse(destination="duckdb", duckdb_path=copy)
+        con.close()
+        outcome = invoke(["test", "--select", "campaign_performance,test_name:not_null_columns"], target)
+        (result,) = [r for r in outcome.results if r.node.resource_type == "test"]  # not the on-run-end hook
+        assert (str(result.status), result.failures) == ("fail", 1)
+        con = duckdb.connect()
+        con.execute(f"attach '{copy}' as warehouse (read_only)")
+        con.execute("use warehouse")
+        assert con.execute(result.node.compiled_code).fetchall() == [("workspace_id", 2)]
+    finally:
+        con.close()
