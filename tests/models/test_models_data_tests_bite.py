@@ -90,8 +90,8 @@ def test_every_data_test_passes_on_the_good_marts(built: Path, tmp_path: Path) -
         assert _run_test(copy, name)[0] == "pass", name
 
 
-@pytest.mark.parametrize("name", sorted(BREAKS))
-def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name: str) -> None:
+def _broken_copy(built: Path, tmp_path: Path, statements: list[str]) -> tuple[Path, int]:
+    """A copy of the built warehouse with `statements` run on it, and how many rows they changed."""
     copy = tmp_path / "outreach.duckdb"
     shutil.copyfile(built, copy)
     con = duckdb.connect()
@@ -99,11 +99,17 @@ def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name
         con.execute(f"attach '{copy}' as warehouse")
         con.execute("use warehouse")
         changed = 0
-        for sql in BREAKS[name]:
+        for sql in statements:
             con.execute(sql)
             changed += int(con.fetchall()[0][0])
     finally:
         con.close()
+    return copy, changed
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name: str) -> None:
+    copy, changed = _broken_copy(built, tmp_path, BREAKS[name])
     assert changed > 0, f"the crafted case for {name} changed no row"
     status, failures = _run_test(copy, name)
     assert status == "fail" and failures, (name, status, failures)
@@ -113,24 +119,26 @@ def test_a_null_in_a_required_column_fails_the_models_not_null_test_naming_the_c
     built: Path, tmp_path: Path
 ) -> None:
     """One `not_null_columns` test per model: it fails on any of its columns, one row per column with nulls."""
-    copy = tmp_path / "outreach.duckdb"
-    shutil.copyfile(built, copy)
-    con = duckdb.connect()
-    try:
-        con.execute(f"attach '{copy}' as warehouse")
-        con.execute("use warehouse")
-        con.execute(
+    copy, changed = _broken_copy(
+        built,
+        tmp_path,
+        [
             "update reporting.campaign_performance set workspace_id = null "
             "where campaign_id in (select campaign_id from reporting.campaign_performance order by 1 limit 2)"
-        )
-        target = Warehouse(destination="duckdb", duckdb_path=copy)
-        con.close()
-        outcome = invoke(["test", "--select", "campaign_performance,test_name:not_null_columns"], target)
-        (result,) = [r for r in outcome.results if r.node.resource_type == "test"]  # not the on-run-end hook
-        assert (str(result.status), result.failures) == ("fail", 1)
-        con = duckdb.connect()
+        ],
+    )
+    assert changed == 2
+    outcome = invoke(
+        ["test", "--select", "campaign_performance,test_name:not_null_columns"],
+        Warehouse(destination="duckdb", duckdb_path=copy),
+    )
+    (result,) = [r for r in outcome.results if r.node.resource_type == "test"]  # not the on-run-end hook
+    assert (str(result.status), result.failures) == ("fail", 1)
+    con = duckdb.connect()
+    try:
         con.execute(f"attach '{copy}' as warehouse (read_only)")
         con.execute("use warehouse")
-        assert con.execute(result.node.compiled_code).fetchall() == [("workspace_id", 2)]
+        rows = con.execute(result.node.compiled_code).fetchall()
     finally:
         con.close()
+    assert rows == [("workspace_id", 2)]
