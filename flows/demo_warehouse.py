@@ -31,11 +31,8 @@ def demo_files(warehouse: Path) -> list[Path]:
 
 
 def prepare_warehouse(warehouse: Path) -> None:
-    """Remove the previous demo's files; refuse, in one line, to touch anything the demo did not make.
-
-    The demo replaces a warehouse only if its marker says the demo made it and every workspace in
-    it is one the demo listed there: real data synced into a demo warehouse is never deleted.
-    """
+    """Remove the previous demo's files; refuse, in one line, to touch anything the demo did not make (the
+    rule in this module's docstring)."""
     marker = demo_guard.read_marker(warehouse)
     bi = stages.bi_path_for(warehouse)
     if marker is None and (warehouse.exists() or bi.exists()):
