@@ -97,7 +97,8 @@ def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subpr
     assert "12 staging views, 18 mart tables built" in out.stdout
     tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
     passed, total = tests_line.split()[2].split("/")
-    assert passed == total and int(total) >= 80, tests_line
+    nodes = _manifest(path)["nodes"].values()  # type: ignore[union-attr]
+    assert passed == total == str(sum(n["resource_type"] == "test" for n in nodes)), tests_line
     assert "FAILED" not in out.stdout and f"BI file: {bi_path_for(path)}" in out.stdout
     objects = _reporting_objects(path)
     # and the alert incidents, which `outreach models` evaluates after the build (alerts/store.py)
@@ -126,6 +127,13 @@ def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
             # a view is renamed into place after the build: it must not name another model
             assert all(d.startswith("source.") for d in node["depends_on"]["nodes"]), name
     assert {n for n, node in models.items() if node["config"]["materialized"] in ("table", "incremental")} == MARTS
+    rules = [n for n in nodes.values() if (n.get("test_metadata") or {}).get("name") == "model_rules"]  # type: ignore[union-attr]
+    assert {rule["attached_node"].split(".")[-1] for rule in rules} >= MARTS  # every mart's keys are tested
+    for rule in rules:
+        # a relationship's parent is a dependency of the test, as with dbt's own `relationships`: built before it
+        for link in rule["test_metadata"]["kwargs"].get("relationships", []):
+            parent = link["to"].split("'")[1]
+            assert f"model.outreach.{parent}" in rule["depends_on"]["nodes"], (rule["name"], parent)
     assert DESIGN_TABLES <= MARTS
     sources = manifest["sources"]  # type: ignore[index]
     assert {s["name"] for s in sources.values()} >= {  # type: ignore[union-attr]

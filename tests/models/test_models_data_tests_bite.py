@@ -115,30 +115,39 @@ def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name
     assert status == "fail" and failures, (name, status, failures)
 
 
-def test_a_null_in_a_required_column_fails_the_models_not_null_test_naming_the_column(
-    built: Path, tmp_path: Path
-) -> None:
-    """One `not_null_columns` test per model: it fails on any of its columns, one row per column with nulls."""
+def test_a_models_rules_fail_one_row_per_broken_rule_naming_its_column(built: Path, tmp_path: Path) -> None:
+    """One `model_rules` test per model (macros/tests/model_rules.sql): a null, a duplicated key, an unknown value
+    and an orphan key in one mart make one failing row each, with an example and how many rows break it."""
+    mart = "reporting.mailbox_health"
+    accounts = f"(select distinct email_account_id from {mart})"
+    nth = f"(select email_account_id from {accounts} as a order by 1 limit 1 offset %d)"  # the n-th mailbox
     copy, changed = _broken_copy(
         built,
         tmp_path,
         [
-            "update reporting.campaign_performance set workspace_id = null "
-            "where campaign_id in (select campaign_id from reporting.campaign_performance order by 1 limit 2)"
+            f"insert into {mart} select * from {mart} where email_account_id = {nth % 0}",
+            f"update {mart} set workspace_id = null where email_account_id in ({nth % 1}, {nth % 2})",
+            f"update {mart} set reputation_trend = 'sideways' where email_account_id = {nth % 3}",
+            f"update {mart} set workspace_id = 'no-such-workspace' where email_account_id = {nth % 4}",
         ],
     )
-    assert changed == 2
+    assert changed == 5, f"the crafted rows changed {changed} rows, not 5: fewer than 5 mailboxes?"
     outcome = invoke(
-        ["test", "--select", "campaign_performance,test_name:not_null_columns"],
-        Warehouse(destination="duckdb", duckdb_path=copy),
+        ["test", "--select", "mailbox_health,test_name:model_rules"], Warehouse(destination="duckdb", duckdb_path=copy)
     )
     (result,) = [r for r in outcome.results if r.node.resource_type == "test"]  # not the on-run-end hook
-    assert (str(result.status), result.failures) == ("fail", 1)
+    assert (str(result.status), result.failures) == ("fail", 4)
     con = duckdb.connect()
     try:
         con.execute(f"attach '{copy}' as warehouse (read_only)")
         con.execute("use warehouse")
-        rows = con.execute(result.node.compiled_code).fetchall()
+        first = con.execute(f"select {nth % 0}").fetchall()[0][0]
+        rows = sorted(con.execute(result.node.compiled_code).fetchall(), key=str)
     finally:
         con.close()
-    assert rows == [("workspace_id", 2)]
+    assert rows == [
+        ("accepted_values", "reputation_trend", "sideways", 1),
+        ("not_null", "workspace_id", None, 2),
+        ("relationships", "workspace_id", "no-such-workspace", 1),
+        ("unique", "email_account_id", first, 2),
+    ]
