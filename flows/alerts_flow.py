@@ -23,13 +23,13 @@ log = logging.getLogger(__name__)
 
 
 def service_clock(settings: OutreachSettings) -> datetime | None:
-    """The newest HTTP Date of `GET /account` over the configured keys (None without keys or an answer)."""
+    """The HTTP Date of `GET /account` with the first configured key that answers (None without keys or an
+    answer). The service has one clock: one request, not one per workspace every few minutes."""
     from pipelines.api.accounts import new_client
     from pipelines.core.errors import OutreachError
 
     if not settings.base_url:
         return None
-    stamps = []
     for key in settings.api_key_list():
         try:
             with new_client(key, str(settings.base_url), rate_limit_per_minute=None) as client:
@@ -39,8 +39,8 @@ def service_clock(settings: OutreachSettings) -> datetime | None:
             log.warning("speed to lead: the service clock could not be read: %s", str(exc).splitlines()[0])
             continue
         if stamp is not None:
-            stamps.append(stamp)
-    return max(stamps) if stamps else None
+            return stamp
+    return None
 
 
 def check_replies(settings: OutreachSettings, spool_dir: str | Path | None = None, echo: Any = None) -> Any:

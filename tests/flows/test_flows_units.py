@@ -12,6 +12,7 @@ import time
 from datetime import UTC
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -449,6 +450,24 @@ def test_speed_to_lead_before_the_first_sync_has_nothing_to_check(tmp_path: Path
     line = check_replies_task.fn(None, str(missing))
     assert line == f"no warehouse at {missing} yet: nothing to check before the first sync"
     assert not missing.exists()
+
+
+def test_speed_to_lead_reads_the_service_clock_once_whatever_the_number_of_workspaces(make_sandbox: Any) -> None:
+    """The service has one clock: the loop that runs every 5 minutes asks it with the first key that answers, not
+    once per workspace (a thousand requests every 5 minutes for an agency of a thousand)."""
+    from test_sync_support import admin_keys
+
+    from flows.alerts_flow import service_clock
+    from pipelines.core.config import resolve_settings
+
+    sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=3)
+    keys = admin_keys(sandbox)
+    assert len(keys) == 3
+    settings = resolve_settings(api_keys=["sk_not_a_key", *keys], base_url=sandbox.base_url)
+    sandbox.reset_metrics()
+    clock = service_clock(settings)
+    assert clock is not None and clock.tzinfo is not None
+    assert sandbox.metrics()["requests"] == 2  # the refused key's request, then the first good key's
 
 
 # --- the demo's head start --------------------------------------------------------------------
