@@ -1,5 +1,6 @@
 """Hand the workspaces of one ``sync_all`` run out to a work pool: one flow run of the ``sync-batch/batch``
-deployment per batch of key references, so that every worker polling the pool takes a share.
+deployment per batch of key references (but the first, which the ``sync_all`` run syncs itself), so that every
+worker polling the pool takes a share.
 
 ``sync_all`` does this only when it runs itself as a deployment run on a work pool and the batch
 deployment is registered (``prefect deploy --all`` from prefect.yaml). Anywhere else (a direct call,

@@ -174,13 +174,25 @@ def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> l
 def _handed_out(
     deployment_name: str, refs: list[str], params: dict[str, Any], batch_size: int | None, max_parallel: int
 ) -> list[WorkspaceResult]:
-    """One run of the batch deployment per batch of workspaces, taken by the pool's workers; waits for all."""
+    """The first batch of workspaces synced by this run itself, every other one as a run of the batch deployment,
+    taken by the pool's workers; waits for all. This run holds a slot of its worker anyway: waiting idle there, it
+    would leave the pool a batch short, run later in a process started for it."""
     logger = get_run_logger()
-    batches_of_refs = batches.split(refs, batches.batch_size_for(len(refs), batch_size, max_parallel))
-    runs = batches.start_batches(deployment_name, batches_of_refs, params)
-    logger.info("%d workspace(s) handed out as %d run(s) of %s", len(refs), len(runs), deployment_name)
-    results: list[WorkspaceResult] = []
-    for outcome in batches.wait_for(runs, batches_of_refs):
+    own, *others = batches.split(refs, batches.batch_size_for(len(refs), batch_size, max_parallel))
+    runs = batches.start_batches(deployment_name, others, params)
+    logger.info(
+        "%d workspace(s): %d synced by this run, the others handed out as %d run(s) of %s",
+        len(refs),
+        len(own),
+        len(runs),
+        deployment_name,
+    )
+    try:
+        sync_batch(key_refs=own, **params)
+        results = [WorkspaceResult(key_ref=ref, ok=True, error="") for ref in own]
+    except Exception as exc:  # noqa: BLE001 - its workspaces are reported failed; the handed-out ones go on
+        results = [WorkspaceResult(key_ref=ref, ok=False, error=f"this run's batch: {exc}") for ref in own]
+    for outcome in batches.wait_for(runs, others):
         error = "" if outcome.ok else f"{outcome.flow_run_name}: {outcome.message}"
         results.extend(WorkspaceResult(key_ref=ref, ok=outcome.ok, error=error) for ref in outcome.refs)
     return results
@@ -205,8 +217,9 @@ def sync_all(
 
     In this process (one ``sync_workspace`` subflow each, ``max_parallel`` at a time), or, when this run is
     a deployment run on a work pool and ``batch_deployment`` (prefect.yaml: ``sync-batch/batch``) is
-    registered, as runs of that deployment, ``batch_size`` workspaces each (default: the workspaces spread
-    over ``max_parallel`` runs), which the pool's workers share; the models are built after all ended.
+    registered, in batches of ``batch_size`` workspaces (default: the workspaces spread over ``max_parallel``
+    batches): this run syncs the first, the pool's workers the others as runs of that deployment; the models
+    are built after all ended.
 
     ``key_refs`` defaults to one ``config:<n>`` per key in dlt config. ``spool_dir`` (default the
     warehouse's own spool, ``data/outreach_spool``, if it exists) holds webhook events, loaded by the sync

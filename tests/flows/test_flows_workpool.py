@@ -1,9 +1,9 @@
 """The work-pool path of flows/README.md, run as written: a real Prefect server (the session's
 test server), a `process` work pool, `prefect deploy --all` from prefect.yaml, and two workers, each
 started in its own checkout at another path than the deploy (two machines as far as the code can
-tell), sharing one PostgreSQL warehouse: `sync-all/full` hands the sandbox's workspaces out as runs
-of `sync-batch/batch`, both workers take runs, every workspace is synced once, and the warehouse
-equals the API.
+tell), sharing one PostgreSQL warehouse: `sync-all/full` syncs a first batch of the sandbox's
+workspaces and hands the others out as runs of `sync-batch/batch`, both workers sync workspaces, every
+workspace is synced once, and the warehouse equals the API.
 
 The commands come from the README's blocks marked ``<!-- tested: ... -->`` (``<server>`` replaced
 by the test server, ``.venv/bin/`` by this interpreter's bin directory). Each worker's checkout is
@@ -238,18 +238,23 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
             (parent,) = [r for r in client.read_flow_runs(limit=50) if r.deployment_id == full.id]
             parent = _wait_final(client, parent.id, RUN_TIMEOUT_S, logs)
             assert parent.state_type.value == "COMPLETED", (parent.state_name, parent.state.message)
-            children = [r for r in client.read_flow_runs(limit=200) if r.deployment_id == batch.id]
+            runs = client.read_flow_runs(limit=200)
+            children = [r for r in runs if r.deployment_id == batch.id]
+            # the first batch, which the parent syncs itself: the same flow, as its subflow
+            (own,) = [r for r in runs if r.deployment_id is None and r.flow_id == children[0].flow_id]
     finally:
         for worker in workers:
             _stop(worker)
     outputs = [log.read_text(errors="replace") for log in logs]
 
-    # The workspaces were handed out in batches, each workspace in exactly one batch run, all completed.
-    assert len(children) >= 2 and all(r.state_type.value == "COMPLETED" for r in children)
-    handed = sorted(ref for r in children for ref in r.parameters["key_refs"])
+    # The workspaces were synced in batches, each workspace in exactly one: the parent's own and the batch runs
+    # handed out to the pool, all completed.
+    batch_runs = [own, *children]
+    assert len(children) >= 2 and all(r.state_type.value == "COMPLETED" for r in batch_runs)
+    handed = sorted(ref for r in batch_runs for ref in r.parameters["key_refs"])
     assert handed == sorted(f"config:{i}" for i in range(N_WORKSPACES))
-    # Both workers took batch runs: each batch run logs the directory it ran in, its worker's checkout.
-    ran_in = {str(r.id): _ran_in(r.id, checkouts) for r in children}
+    # Both workers synced workspaces: each batch logs the directory it ran in, its worker's checkout.
+    ran_in = {str(r.id): _ran_in(r.id, checkouts) for r in batch_runs}
     assert set(ran_in.values()) == {str(c) for c in checkouts}, ran_in
     assert all("enter_outreach_home" in out for out in outputs)
     leaked = [line for out in outputs for line in out.splitlines() if "leaked" in line]
