@@ -117,7 +117,7 @@ def test_data_test_fails_on_the_old_definition(built: Path, tmp_path: Path, name
 
 def test_a_models_rules_fail_one_row_per_broken_rule_naming_its_column(built: Path, tmp_path: Path) -> None:
     """One `model_rules` test per model (macros/tests/model_rules.sql): a null, a duplicated key, an unknown value
-    and an orphan key in one mart make one failing row each, with an example and how many rows break it."""
+    and an orphan key in one mart make one failing row each, with an offending value and how many rows break it."""
     mart = "reporting.mailbox_health"
     accounts = f"(select distinct email_account_id from {mart})"
     nth = f"(select email_account_id from {accounts} as a order by 1 limit 1 offset %d)"  # the n-th mailbox

@@ -1,7 +1,7 @@
 {#-
     A model's column rules, checked by one test: each dbt test is a node with dbt's own fixed cost on
-    every build (about 30 ms of CPU, more than its query on a small warehouse), so a model has one test per
-    severity instead of one per column and rule. One row per broken rule, with an offending value and how
+    every build (on a small warehouse, more than its query), so a model has one test per severity instead of
+    one per column and rule. One row per broken rule, with an offending value and how
     many rows break it, e.g. `rule=unique column_name=campaign_id value_field=c-17 n_records=2`:
     - not_null: [column, ...]: every listed column holds a value in every row (one pass counts them all);
     - unique: [key, ...]: a key (a column, a list of columns, or {columns: [...], where: <condition>} for
