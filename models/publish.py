@@ -30,6 +30,7 @@ REPORTING = "reporting"
 NEXT_SUFFIX = "__next"
 _SOURCE = "warehouse"
 _TARGET = "bi_next"
+_INSTANT_TYPE = "TIMESTAMP WITH TIME ZONE"  # duckdb_columns().data_type of a TIMESTAMPTZ
 #: appended to the comment of every timestamp column of the BI file
 UTC_NOTE = "In the BI file: a UTC TIMESTAMP (no time zone)."
 
@@ -118,8 +119,8 @@ def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version
 def _instant_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
     rows = con.execute(
         "select column_name from duckdb_columns() where database_name = ? and schema_name = ? and table_name = ? "
-        "and data_type = 'TIMESTAMP WITH TIME ZONE'",
-        [_SOURCE, REPORTING, table],
+        "and data_type = ?",
+        [_SOURCE, REPORTING, table, _INSTANT_TYPE],
     ).fetchall()
     return {name for (name,) in rows}
 
@@ -147,15 +148,18 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
     ).fetchall():
         if table in tables:
             con.execute(f"comment on table {_TARGET}.{REPORTING}.\"{table}\" is '{_quote(comment)}'")
-    for table, column, comment in con.execute(
-        "select table_name, column_name, comment from duckdb_columns() where database_name = ? and schema_name = ? "
-        "and comment is not null",
+    statements = []
+    for table, column, comment, data_type in con.execute(
+        "select table_name, column_name, comment, data_type from duckdb_columns() where database_name = ? "
+        "and schema_name = ? and comment is not null",
         [_SOURCE, REPORTING],
     ).fetchall():
         if table in tables:
-            if column in _instant_columns(con, table):
+            if data_type == _INSTANT_TYPE:
                 comment = f"{comment.rstrip()} {UTC_NOTE}"
-            con.execute(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{_quote(comment)}\'')
+            statements.append(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{_quote(comment)}\'')
+    if statements:  # one call: a call per column cost more than copying the tables
+        con.execute(";\n".join(statements))
 
 
 def _remove_leftovers(target: Path) -> None:
