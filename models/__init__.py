@@ -9,3 +9,6 @@ from pathlib import Path
 
 #: the dbt project directory (dbt_project.yml, profiles.yml, staging/, marts/, macros/, tests/)
 PROJECT_DIR = Path(__file__).resolve().parent
+#: how every staging model's name starts: staging tables (those that read another staging model) are neither
+#: marts nor published to the BI file
+STAGING_PREFIX = "stg_"

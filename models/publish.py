@@ -1,6 +1,6 @@
 """Publish the reporting tables to the BI file: a new file in an old storage format, renamed over the old one.
 
-- Only the mart tables of `reporting` go (never the staging views, which read raw tables, nor a
+- Only the mart tables of `reporting` go (never a staging model, which reads raw tables, nor a
   `__next` table of a build in progress), with the table and column comments dbt persisted from the
   yml docs, so a BI tool shows them.
 - Timestamps are UTC `TIMESTAMP`s (the warehouse's `TIMESTAMPTZ` converted), their comments saying so.
@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from models import STAGING_PREFIX
 from models.errors import PublishError, WarehouseError
 from models.settings import bi_path_for, storage_version
 from pipelines.core.root_cause import one_line
@@ -95,7 +96,7 @@ def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
         "select table_name from duckdb_tables() where database_name = ? and schema_name = ? order by table_name",
         [_SOURCE, REPORTING],
     ).fetchall()
-    return [name for (name,) in rows if not name.endswith(NEXT_SUFFIX)]
+    return [name for (name,) in rows if not name.endswith(NEXT_SUFFIX) and not name.startswith(STAGING_PREFIX)]
 
 
 def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str) -> dict[str, int]:

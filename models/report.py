@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from models import STAGING_PREFIX
+
 if TYPE_CHECKING:
     from models.freshness_outcome import FreshnessReport
 
@@ -28,8 +30,8 @@ class NodeResult:
 
     @property
     def is_mart(self) -> bool:
-        """A table of `reporting`: rebuilt (`table`) or merged into (`incremental`)."""
-        return self.kind in ("table", "incremental")
+        """A mart table of `reporting`: rebuilt (`table`) or merged into (`incremental`)."""
+        return self.kind in ("table", "incremental") and not self.name.startswith(STAGING_PREFIX)
 
     @property
     def failed(self) -> bool:
@@ -80,7 +82,7 @@ class BuildReport:
 
     def summary(self) -> str:
         """The one-screen summary `outreach models` prints."""
-        views = [m for m in self.models if m.kind == "view"]
+        staging = [m for m in self.models if m.name.startswith(STAGING_PREFIX)]
         tables = [m for m in self.models if m.is_mart]
         tests = self.tests
         passed = sum(1 for t in tests if t.status == "pass")
@@ -89,7 +91,7 @@ class BuildReport:
         skipped = [t for t in tests if t.status == "skipped"]  # not run: a model they test failed
         lines = [
             (
-                f"models: {len(views)} staging views, {len(tables)} mart tables built in {self.seconds:.2f}s "
+                f"models: {len(staging)} staging models, {len(tables)} mart tables built in {self.seconds:.2f}s "
                 f"on {self.target}"
             )
         ]

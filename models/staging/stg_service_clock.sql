@@ -1,10 +1,11 @@
-{{ config(materialized='ephemeral') }}
+{{ config(materialized='table') }}
 
 -- One row: the service's clock "now" (as_of_at), which "the last 30 days" and the launch cohorts'
 -- maturity are measured on. It is the latest of the newest `observed_at` the sync recorded (the
 -- service's HTTP Date when it read an account) and the newest service timestamp in the data (sends,
 -- opens, clicks, replies, bounces, webhook events). Never the wall clock: the sandbox's simulated time
--- differs from it, and in production the two agree.
+-- differs from it, and in production the two agree. A table: one scan of the data per build, read by
+-- every mart that needs "now" (macros/atomic_build.sql: a view may not read another model).
 with workspaces as (
     select max(observed_at) as observed_at from {{ ref('stg_workspaces') }}
 ),

@@ -28,6 +28,7 @@ from test_models_engagement_support import delivered_sandbox
 from devtools.pg_copy import copy_raw_tables
 from devtools.runner_parity import KEYS
 from devtools.synthetic import make_raw_warehouse
+from models import STAGING_PREFIX
 from models.build import build
 from models.errors import DataTestFailure
 
@@ -109,8 +110,10 @@ def _same(a: Any, b: Any) -> tuple[bool, float]:
 def _compare(duck: dict[str, Any], pg: dict[str, Any]) -> dict[str, Any]:
     figures: dict[str, Any] = {"tables": 0, "rows": 0, "cells": 0, "max_float_diff": 0.0, "float_diffs": 0,
                                "empty": []}  # fmt: skip
-    assert set(pg) == set(duck) and set(duck) == set(KEYS)
-    for table, (columns, rows) in duck.items():
+    # the staging tables are compared through the marts: they keep the API's JSON text as each engine prints it
+    # (`["mon","tue"]` and `["mon", "tue"]`)
+    assert set(pg) == set(duck) and {t for t in duck if not t.startswith(STAGING_PREFIX)} == set(KEYS)
+    for table, (columns, rows) in ((t, duck[t]) for t in KEYS):
         pg_columns, pg_rows = pg[table]
         assert pg_columns == columns, f"{table}: columns or types differ"
         names = [c for c, _ in columns]
