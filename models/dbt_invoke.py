@@ -69,8 +69,8 @@ def invoke(
         "--log-level-file", "info",
     ]  # fmt: skip
     if command[0] in ("build", "source"):
-        # The manifest again (`parse` wrote it, for whoever reads target/) and run_results.json: the results
-        # come back as objects, and writing the two cost a build more CPU than its freshness check.
+        # Not the manifest again (`parse` wrote it, for whoever reads target/) nor run_results.json: the results
+        # come back as objects, and serialising the whole manifest twice more per build is work for nobody.
         args.append("--no-write-json")
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars, sort_keys=True)]

@@ -1,7 +1,7 @@
 {#-
     dbt's persist_docs (the project's `+persist_docs`), in one statement per model. dbt's own reads the
-    relation's columns twice per model, to leave out documented columns the relation lacks; those reads were
-    a tenth of a small build's CPU. Here every documented column is commented on as it is: the shape test
+    relation's columns twice per model (a query each, its rows made into an agate table) only to leave out
+    documented columns the relation lacks. Here every documented column is commented on as it is: the shape test
     (tests/models/test_models_build.py) holds each model's documented columns equal to its columns, and a
     column that is missing anyway fails the model naming it instead of being skipped with a warning.
 -#}
