@@ -117,26 +117,17 @@ def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version
     return rows
 
 
-def _instant_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
-    rows = con.execute(
-        "select column_name from duckdb_columns() where database_name = ? and schema_name = ? and table_name = ? "
-        "and data_type = ?",
-        [_SOURCE, REPORTING, table, _INSTANT_TYPE],
-    ).fetchall()
-    return {name for (name,) in rows}
-
-
 def _select_list(con: duckdb.DuckDBPyConnection, table: str) -> str:
     """Every column, a TIMESTAMPTZ one as a plain TIMESTAMP holding UTC: SQLAlchemy tools (Superset) read a
     TIMESTAMPTZ as naive and bucket it in the server's time zone; a UTC TIMESTAMP means the same everywhere."""
-    instants = _instant_columns(con, table)
     columns = con.execute(
-        "select column_name from duckdb_columns() where database_name = ? and schema_name = ? and table_name = ? "
-        "order by column_index",
+        "select column_name, data_type from duckdb_columns() where database_name = ? and schema_name = ? "
+        "and table_name = ? order by column_index",
         [_SOURCE, REPORTING, table],
     ).fetchall()
     return ", ".join(
-        f'timezone(\'UTC\', "{name}") as "{name}"' if name in instants else f'"{name}"' for (name,) in columns
+        f'timezone(\'UTC\', "{name}") as "{name}"' if data_type == _INSTANT_TYPE else f'"{name}"'
+        for name, data_type in columns
     )
 
 
