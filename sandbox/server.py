@@ -98,13 +98,27 @@ class _Client:
     """Control-plane helpers shared by SandboxServer and SandboxProcess (need `.url`)."""
 
     url: str
+    _http: httpx.Client | None = None
 
     @property
     def base_url(self) -> str:
         return self.url + "/api/v1"
 
+    @property
+    def http(self) -> httpx.Client:
+        """One HTTP client for every control call: each new client builds a TLS context (tens of ms of CPU),
+        which the tests' polling loops paid on every call."""
+        if self._http is None:
+            self._http = httpx.Client(timeout=600)
+        return self._http
+
+    def _close_http(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+
     def _call(self, method: str, path: str, json: Any = None) -> Any:
-        response = httpx.request(method, self.url + path, json=json, timeout=600)
+        response = self.http.request(method, self.url + path, json=json)
         response.raise_for_status()
         return response.json()
 
@@ -157,7 +171,7 @@ class _Client:
             if alive is not None and not alive():
                 raise RuntimeError("the sandbox stopped while starting; see its error output")
             try:
-                if httpx.get(self.url + "/_sandbox/health", timeout=2).status_code == 200:
+                if self.http.get(self.url + "/_sandbox/health", timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
@@ -220,6 +234,7 @@ class SandboxServer(_Client):
         return self
 
     def stop(self) -> None:
+        self._close_http()
         if self.app is not None:
             self.app.state.sandbox.closing.set()  # ends injected hangs at once
         if self._server is not None:
@@ -296,6 +311,7 @@ class SandboxProcess(_Client):
         return self
 
     def stop(self) -> None:
+        self._close_http()
         if self.proc is None:
             return
         if self.proc.poll() is None:

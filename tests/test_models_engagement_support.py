@@ -47,7 +47,7 @@ class Delivered:
 
     def service_now(self) -> datetime:
         """The service's clock, from the HTTP Date header it sends (simulated time)."""
-        answer = httpx.get(f"{self.sandbox.url}/_sandbox/faults", timeout=30)
+        answer = self.sandbox.http.get(f"{self.sandbox.url}/_sandbox/faults", timeout=30)
         return parsedate_to_datetime(answer.headers["date"])
 
     def advance(self, seconds: float, timeout: float = 120.0) -> list[dict[str, Any]]:
@@ -59,7 +59,7 @@ class Delivered:
         """Every delivery to our receiver so far, once none is pending (the clock does not move)."""
         deadline = time.monotonic() + timeout
         while True:
-            body = httpx.get(f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30).json()
+            body = self.sandbox.http.get(f"{self.sandbox.url}/_sandbox/hooks/deliveries", timeout=30).json()
             if body["pending"] == 0:
                 break
             if time.monotonic() > deadline:

@@ -6,7 +6,7 @@
       with a warning;
     - a value dlt could not coerce to the column's type lands in a variant column (`current_step__v_text`);
       it is folded back when that loses nothing ('42' -> 42). What cannot be folded stays null here and
-      fails the test `no_uncoerced_variants` on the source, which names the table and column.
+      fails the data test `no_uncoerced_variants` (tests/), which names the table and column.
 -#}
 {% macro typed_source(table_name) %}
     {%- set relation = source('outreach', table_name) -%}

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg2
 import pytest
 from typer.testing import CliRunner
@@ -59,7 +58,7 @@ def _incidents(dsn: str) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _api(sb: Any, key: str, method: str, path: str, **kw: Any) -> Any:
-    response = httpx.request(method, sb.base_url + path, headers={"Authorization": f"Bearer {key}"}, **kw)
+    response = sb.http.request(method, sb.base_url + path, headers={"Authorization": f"Bearer {key}"}, **kw)
     response.raise_for_status()
     return response.json()
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -36,7 +35,7 @@ def _incidents(db: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _api(sb: Any, key: str, method: str, path: str, **kw: Any) -> Any:
-    response = httpx.request(method, sb.base_url + path, headers={"Authorization": f"Bearer {key}"}, **kw)
+    response = sb.http.request(method, sb.base_url + path, headers={"Authorization": f"Bearer {key}"}, **kw)
     response.raise_for_status()
     return response.json()
 

@@ -56,7 +56,7 @@ def test_a_value_dlt_could_not_coerce_fails_the_build_naming_table_and_column(tm
     with pytest.raises(DataTestFailure) as info:
         build(path)
     line = next(p for p in info.value.problems if "no_uncoerced_variants" in p)
-    assert line.startswith("test source_no_uncoerced_variants_outreach_campaign_recipients"), line
+    assert line.startswith("test no_uncoerced_variants: "), line
     assert line.endswith(": 1 row (raw_table=campaign_recipients variant_column=current_step__v_text raw_value=two)")
     assert _one(path, "select * from reporting.campaign_performance order by all") == before
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import httpx
 import pytest
 from test_models_engagement_support import Delivered, delivered_sandbox
 
@@ -50,9 +49,11 @@ def _list_stats(world: Delivered) -> dict[str, tuple[Any, ...]]:
     """Each campaign's status and running totals as the campaign list shows them (what a fingerprint hashes)."""
     out: dict[str, tuple[Any, ...]] = {}
     for key in world.read_keys.values():
-        with httpx.Client(base_url=world.sandbox.base_url, headers={"Authorization": f"Bearer {key}"}) as api:
-            for c in api.get("/campaigns", params={"per_page": 100}).json()["data"]:
-                out[c["id"]] = (c["status"], *sorted(c["stats"].items()))
+        answer = world.sandbox.http.get(
+            f"{world.sandbox.base_url}/campaigns", params={"per_page": 100}, headers={"Authorization": f"Bearer {key}"}
+        )
+        for c in answer.json()["data"]:
+            out[c["id"]] = (c["status"], *sorted(c["stats"].items()))
     return out
 
 
