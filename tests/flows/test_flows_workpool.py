@@ -214,8 +214,11 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     assert "outreach-pool" in cli(["work-pool", "ls"], listing_env, tmp_path)
 
     # Only the run started below: no scheduled quick run (every 15 min) in between.
-    for name in ("sync-all/quick", "sync-all/full"):
-        cli(["deployment", "schedule", "clear", name, "--accept-yes"], listing_env, tmp_path)
+    with get_client(sync_client=True) as client:
+        for deployment in (quick, full):
+            for schedule in deployment.schedules:
+                client.delete_deployment_schedule(deployment.id, schedule.id)
+            assert client.read_deployment_schedules(deployment.id) == []
 
     # Two workers, each in its own checkout at another path, one PostgreSQL warehouse.
     sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=N_WORKSPACES)

@@ -370,24 +370,11 @@ def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.Compl
     assert '"catalog"' in html or "catalog" in html
 
 
-def test_report_markdown_lists_models_and_tests(tmp_path: Path) -> None:
-    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=500)
-    report = build(path, publish=False)
-    assert report.passed and report.bi_path is None
-    md = report.to_markdown()
-    assert "| campaign_performance | table |" in md and "| funnel_adds_up | 0 | pass |" in md
-    assert "BI file: not published" in report.summary()
-    assert {t.name for t in report.tests} >= {
-        "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_nested",
-        "campaign_workspace_matches_stats", "primary_rates_match_service", "funnel_narrows", "durations_not_negative",
-        "daily_sends_add_up", "rows_inside_grain",
-    }  # fmt: skip
-
-
-def test_a_build_parses_the_project_once_for_freshness_and_build(
+def test_a_build_parses_the_project_once_and_reports_its_models_and_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """dbt loads the project (its saved parse, checked against every file) once per build, not once per command."""
+    """dbt loads the project (its saved parse, checked against every file) once per build, not once per command;
+    the build's report lists every model and data test, in markdown too."""
     import dbt.cli.main as dbt_main
 
     commands: list[tuple[str, bool]] = []
@@ -411,6 +398,15 @@ def test_a_build_parses_the_project_once_for_freshness_and_build(
     assert report.passed and report.freshness is not None and report.freshness.sources
     assert commands == [("parse", False), ("source", True), ("build", True)]
     assert len(loads) == 1
+
+    assert report.bi_path is None and "BI file: not published" in report.summary()
+    md = report.to_markdown()
+    assert "| campaign_performance | table |" in md and "| funnel_adds_up | 0 | pass |" in md
+    assert {t.name for t in report.tests} >= {
+        "funnel_adds_up", "variant_sent_adds_up", "single_winner", "rates_in_range", "reply_rates_nested",
+        "campaign_workspace_matches_stats", "primary_rates_match_service", "funnel_narrows", "durations_not_negative",
+        "daily_sends_add_up", "rows_inside_grain", "no_uncoerced_variants",
+    }  # fmt: skip
 
 
 def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
