@@ -127,7 +127,7 @@ def run_soak(
     try:
         keys = workspace_keys(sandbox, config.workspaces)
         cli = Cli(cli_env(sandbox.base_url, list(keys.values()), workdir, config.request_timeout_s), workdir)
-        cache = BodyCache(sandbox.base_url)
+        cache = BodyCache(sandbox.http, sandbox.base_url)
         run.setup = _setup(cli, db, sandbox, keys, cache)
         emit({"setup": True, **run.setup})
         if run.setup["sync"]["exit"] != 0 or run.setup["models"]["exit"] != 0:

@@ -66,15 +66,15 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
 
 
 class BodyCache:
-    """Reply bodies from the API, each fetched once (a body never changes)."""
+    """Reply bodies from the API, each fetched once (a body never changes), on the sandbox's own client."""
 
-    def __init__(self, base_url: str) -> None:
-        self.base_url = base_url
+    def __init__(self, http: httpx.Client, base_url: str) -> None:
+        self.http, self.base_url = http, base_url
         self.bodies: dict[str, Any] = {}
 
     def body(self, key: str, reply_id: str) -> Any:
         if reply_id not in self.bodies:
-            response = httpx.get(
+            response = self.http.get(
                 f"{self.base_url}/replies/{reply_id}", headers={"Authorization": f"Bearer {key}"}, timeout=30
             )
             self.bodies[reply_id] = response.raise_for_status().json()["data"]["body"]

@@ -50,11 +50,15 @@ def invoke(
     target_dir: str = "target",
     project_dir: Path = PROJECT_DIR,
     manifest: Any = None,
+    write_json: bool = False,
 ) -> Invocation:
     """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node.
 
     `manifest`: a `dbt parse` outcome's, made with the same `dbt_vars` (dbt's documented `dbtRunner(manifest=)`):
     dbt then neither reads its saved parse nor checks the project's files again.
+    `write_json`: also write dbt's JSON artifacts (manifest.json, run_results.json) into the target dir. Off by
+    default: the results and the manifest come back as objects, and serialising the whole manifest into a file
+    nobody reads cost half a second of CPU per command. The docs site is made from them, so it writes them.
     """
     from dbt.cli.main import dbtRunner
 
@@ -68,9 +72,7 @@ def invoke(
         "--log-level", "none",
         "--log-level-file", "info",
     ]  # fmt: skip
-    if command[0] in ("build", "source"):
-        # Not the manifest again (`parse` wrote it, for whoever reads target/) nor run_results.json: the results
-        # come back as objects, and serialising the whole manifest twice more per build is work for nobody.
+    if not write_json:
         args.append("--no-write-json")
     if dbt_vars:
         args += ["--vars", json.dumps(dbt_vars, sort_keys=True)]

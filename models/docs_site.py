@@ -25,7 +25,7 @@ def default_docs_dir(target: Warehouse) -> Path:
 def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     """Run `dbt docs generate --static` and place its one-file site at `<out_dir>/index.html`."""
     check_warehouse(target)
-    outcome = invoke(["docs", "generate", "--static"], target, target_dir=DOCS_TARGET_DIR)
+    outcome = invoke(["docs", "generate", "--static"], target, target_dir=DOCS_TARGET_DIR, write_json=True)
     site = dbt_state_dir(target) / DOCS_TARGET_DIR / "static_index.html"
     if not outcome.success or not site.exists():
         reason = " ".join(str(outcome.exception or "no static_index.html was written").split())[:400]

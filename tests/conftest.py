@@ -121,7 +121,8 @@ def prefect_harness() -> Iterator[str]:
     Prefect's own ``prefect_test_harness``: this process's settings point at it; subprocesses
     (the ``prefect`` CLI, workers) get the URL through ``PREFECT_API_URL``. Its server begins its SQLite
     transactions as ``outreach demo``'s does (tests/_site/sitecustomize.py): Prefect's own default made its
-    client wait out 503s, 3 or 4 times per run of tests/flows/test_flows.py.
+    client wait out 503s, 3 or 4 times per run of tests/flows/test_flows.py. Its database starts from the
+    migrated template ``outreach demo``'s servers keep (the same file), so it does not migrate a new one.
     """
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
     from prefect.testing.utilities import prefect_test_harness

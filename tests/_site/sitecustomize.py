@@ -6,6 +6,7 @@
 - The server of Prefect's test harness (conftest.py's `prefect_harness`; Prefect runs it as `uvicorn --factory
   prefect.server.api.server:create_app`) begins its SQLite transactions as the server `outreach demo` and
   `outreach serve` start does (flows/prefect_server.py): else a 503 makes Prefect's client wait 2 s or more.
+  Its new database starts as a copy of the migrated template those servers keep, as theirs do.
 """
 
 from __future__ import annotations

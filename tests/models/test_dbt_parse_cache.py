@@ -34,7 +34,7 @@ def test_the_key_changes_with_every_input_dbt_checks(tmp_path: Path) -> None:
 
 def _parse(warehouse: Path) -> tuple[set[str], str]:
     target = Warehouse(destination="duckdb", duckdb_path=warehouse)
-    outcome = invoke(["parse"], target, dbt_vars=ATOMIC_VARS)
+    outcome = invoke(["parse"], target, dbt_vars=ATOMIC_VARS, write_json=True)
     assert outcome.success, outcome.exception
     nodes = json.loads((dbt_state_dir(target) / "target" / "manifest.json").read_text())["nodes"]
     return set(nodes), (dbt_state_dir(target) / "logs" / "dbt.log").read_text()

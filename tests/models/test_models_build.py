@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from devtools.synthetic import make_raw_warehouse
 from models import PROJECT_DIR
 from models.build import build
+from models.dbt_invoke import invoke
 from models.errors import DataTestFailure, ModelBuildError, PublishError, WarehouseError
 from models.publish import publish_bi
 from models.settings import bi_path_for, dbt_state_dir, resolve_target
@@ -68,9 +70,12 @@ def _reporting_objects(path: Path) -> dict[str, str]:
     return dict(rows)
 
 
-def _manifest(warehouse: Path) -> dict[str, object]:
-    manifest = dbt_state_dir(resolve_target(warehouse)) / "target" / "manifest.json"
-    data: dict[str, object] = json.loads(manifest.read_text())
+@pytest.fixture(scope="module")
+def manifest(built: tuple[Path, subprocess.CompletedProcess[str]]) -> dict[str, Any]:
+    """The project's manifest.json, as `dbt parse` writes it for the built warehouse (a build writes none)."""
+    target = resolve_target(built[0])
+    assert invoke(["parse"], target, write_json=True).success
+    data: dict[str, Any] = json.loads((dbt_state_dir(target) / "target" / "manifest.json").read_text())
     return data
 
 
@@ -93,14 +98,16 @@ def _copy_of_built(built: tuple[Path, subprocess.CompletedProcess[str]], tmp_pat
     return tmp_path / "built" / path.name
 
 
-def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_command_builds_every_mart_and_prints_a_summary(
+    built: tuple[Path, subprocess.CompletedProcess[str]], manifest: dict[str, Any]
+) -> None:
     path, out = built
     assert out.returncode == 0, out.stderr
     assert "15 staging models, 18 mart tables built" in out.stdout
     tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
     passed, total = tests_line.split()[2].split("/")
-    nodes = _manifest(path)["nodes"].values()  # type: ignore[union-attr]
-    assert passed == total == str(sum(n["resource_type"] == "test" for n in nodes)), tests_line
+    assert passed == total == str(sum(n["resource_type"] == "test" for n in manifest["nodes"].values())), tests_line
+    assert not (dbt_state_dir(resolve_target(path)) / "target" / "run_results.json").exists()
     assert "FAILED" not in out.stdout and f"BI file: {bi_path_for(path)}" in out.stdout
     objects = _reporting_objects(path)
     # and the alert incidents, which `outreach models` evaluates after the build (alerts/store.py)
@@ -110,12 +117,9 @@ def test_command_builds_every_mart_and_prints_a_summary(built: tuple[Path, subpr
     duckdb.connect(str(path)).close()
 
 
-def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
-    built: tuple[Path, subprocess.CompletedProcess[str]],
-) -> None:
-    manifest = _manifest(built[0])
-    nodes = manifest["nodes"]  # type: ignore[index]
-    models = {n["name"]: n for n in nodes.values() if n["resource_type"] == "model"}  # type: ignore[union-attr]
+def test_project_shape_staging_reads_sources_only_and_views_never_read_models(manifest: dict[str, Any]) -> None:
+    nodes = manifest["nodes"]
+    models = {n["name"]: n for n in nodes.values() if n["resource_type"] == "model"}
     for name, node in models.items():
         kind = node["config"]["materialized"]
         reads_sources = any(d.startswith("source.") for d in node["depends_on"]["nodes"])
@@ -131,7 +135,7 @@ def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
             assert all(d.startswith("source.") for d in node["depends_on"]["nodes"]), name
     tables = {n for n, node in models.items() if node["config"]["materialized"] in ("table", "incremental")}
     assert tables == MARTS | STAGING_TABLES
-    rules = [n for n in nodes.values() if (n.get("test_metadata") or {}).get("name") == "model_rules"]  # type: ignore[union-attr]
+    rules = [n for n in nodes.values() if (n.get("test_metadata") or {}).get("name") == "model_rules"]
     assert {rule["attached_node"].split(".")[-1] for rule in rules} >= MARTS  # every mart's keys are tested
     for rule in rules:
         # a relationship's parent is a dependency of the test, as with dbt's own `relationships`: built before it
@@ -139,21 +143,23 @@ def test_project_shape_staging_reads_sources_only_and_views_never_read_models(
             parent = link["to"].split("'")[1]
             assert f"model.outreach.{parent}" in rule["depends_on"]["nodes"], (rule["name"], parent)
     assert DESIGN_TABLES <= MARTS
-    sources = manifest["sources"]  # type: ignore[index]
-    assert {s["name"] for s in sources.values()} >= {  # type: ignore[union-attr]
+    sources = manifest["sources"]
+    assert {s["name"] for s in sources.values()} >= {
         "workspaces", "campaigns", "campaign_recipients", "campaign_stats", "campaign_variants",
         "campaign_daily_sends", "replies", "email_accounts", "webhook_event_types", "events",
     }  # fmt: skip
-    for source in sources.values():  # type: ignore[union-attr]
+    for source in sources.values():
         assert all(c["data_type"] for c in source["columns"].values()), source["name"]
-    synced = next(s for s in sources.values() if s["name"] == "campaign_recipients")  # type: ignore[union-attr]
+    synced = next(s for s in sources.values() if s["name"] == "campaign_recipients")
     assert synced["loaded_at_field"] == "synced_at"
     assert synced["freshness"]["warn_after"] == {"count": 26, "period": "hour"}
 
 
-def test_yml_documents_every_mart_column_with_its_meaning(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_yml_documents_every_mart_column_with_its_meaning(
+    built: tuple[Path, subprocess.CompletedProcess[str]], manifest: dict[str, Any]
+) -> None:
     path = built[0]
-    nodes = _manifest(path)["nodes"]  # type: ignore[index]
+    nodes = manifest["nodes"]
     con = duckdb.connect()
     try:
         con.execute(f"attach '{path}' as w (read_only)")
@@ -166,7 +172,7 @@ def test_yml_documents_every_mart_column_with_its_meaning(built: tuple[Path, sub
     for table, columns in actual:
         if table == "alert_incidents":  # the alerts' own table, not a dbt model: alerts/store.py comments it
             continue
-        node = next(n for n in nodes.values() if n["name"] == table)  # type: ignore[union-attr]
+        node = next(n for n in nodes.values() if n["name"] == table)
         assert node["description"].startswith("One row per"), f"{table}: the description must state the grain"
         documented = list(node["columns"])
         assert documented == columns, f"{table}: yml columns differ from the table"
@@ -411,8 +417,6 @@ def test_a_build_parses_the_project_once_and_reports_its_models_and_tests(
 
 def test_source_freshness_follows_the_schedules(tmp_path: Path) -> None:
     """`dbt source freshness`: workspaces (every quick sync) warn after 45 minutes; full-sync tables after 26 hours."""
-    from models.dbt_invoke import invoke
-
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
     con = duckdb.connect(str(path))
     for table in ("campaign_recipients", "replies", "campaign_variants"):  # the synthetic data leaves them out
