@@ -9,10 +9,10 @@ LOCK := requirements.lock
 # .pyc files at install, as pip does: uv leaves them out by default, and where PYTHONDONTWRITEBYTECODE is set
 # every process (each test's `outreach` command, dbt, the Prefect workers) then compiles its imports again.
 UV_VERSION := 0.13.9
-# Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 4 keep 2 cores busy.
+# Test processes: most tests wait on servers (sandbox, PostgreSQL, Prefect), so 3 keep 2 cores busy.
 # One file runs on one worker (loadfile): a file's tests share its servers and ports. Files start in collection
 # order (no reorder by test count): tests/conftest.py puts the slowest first.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 # `make lint`: ruff (check, format) over the whole tree, tests included; mypy --strict over pyproject's `files`
 # (all the Python but tests/). Name folders here to check fewer.
 LINT_PATHS :=
