@@ -12,8 +12,6 @@ takes no network backend, so the adapter from httpcore's pool to httpx is writte
 from __future__ import annotations
 
 import contextlib
-import functools
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -141,19 +139,12 @@ class _Body(httpx.SyncByteStream):
             self._stream.close()
 
 
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """httpx's default TLS context, built once per process: building one reads the CA bundle (tens of ms of CPU),
-    which every workspace's client paid again. An SSLContext may be shared by connections on any thread."""
-    return httpx.create_ssl_context()
-
-
 class WatchedTransport(httpx.BaseTransport):
     """httpx's default transport (HTTP/1.1, TLS verified with httpx's defaults), on watched sockets."""
 
     def __init__(self, limits: httpx.Limits) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=_tls_context(),
+            ssl_context=httpx.create_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
