@@ -119,9 +119,7 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
         PREFECT_UI_ENABLED="true" if ui else "false",
     )
     home.mkdir(parents=True, exist_ok=True)
-    template = migrated_database_template()
-    if template.is_file():
-        shutil.copyfile(template, home / DATABASE_NAME)
+    template = start_from_template(home / DATABASE_NAME)
     with open(home / "server.log", "wb") as log:
         process = subprocess.Popen(
             # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
@@ -169,6 +167,14 @@ def migrated_database_template() -> Path:
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "outreach-elt"
     return cache / f"prefect-{prefect.__version__}-server.db"
+
+
+def start_from_template(database: Path) -> Path:
+    """A new server database as a copy of the migrated template, when there is one; returns the template's path."""
+    template = migrated_database_template()
+    if template.is_file() and not database.exists():
+        shutil.copyfile(template, database)
+    return template
 
 
 def save_database_template(database: Path, template: Path) -> None:

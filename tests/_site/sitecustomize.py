@@ -53,15 +53,13 @@ def _database_from_the_migrated_template() -> None:
     """The harness's new SQLite database starts as a copy of the migrated one the product's servers keep
     (flows/prefect_api.py), when there is one: its server then skips every migration, a third of its start."""
     import os
-    import shutil
 
-    from flows.prefect_api import migrated_database_template
+    from flows.prefect_api import start_from_template
 
     url = os.environ.get("PREFECT_SERVER_DATABASE_CONNECTION_URL", "")
     scheme = "sqlite+aiosqlite:///"
-    template = migrated_database_template()
-    if url.startswith(scheme) and template.is_file() and not Path(url[len(scheme) :]).exists():
-        shutil.copyfile(template, url[len(scheme) :])
+    if url.startswith(scheme):
+        start_from_template(Path(url[len(scheme) :]))
 
 
 if "prefect.server.api.server:create_app" in sys.orig_argv:
