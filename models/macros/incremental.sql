@@ -136,10 +136,11 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- on-run-start: snapshot what the warehouse holds now, and give each incremental model its starting copy. -#}
+{#- on-run-start: snapshot what the warehouse holds now, and give each incremental model its starting copy
+    (and on PostgreSQL gather the raw tables' planner statistics first: macros/planner_statistics.sql). -#}
 {% macro outreach_start_build() %}
     {%- if not execute or flags.WHICH not in ['build', 'run'] -%}{{ return('') }}{%- endif -%}
-    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] -%}
+    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] + analyze_sources_sql() -%}
     {%- set marks = ['select cast(null as ' ~ dbt.type_string() ~ ') as table_name, cast(null as '
         ~ dbt.type_string() ~ ') as column_name, cast(null as ' ~ type_timestamptz() ~ ') as stamp where 1 = 0'] -%}
     {%- for table_name in incremental_marked_tables() -%}

@@ -205,12 +205,17 @@ def test_postgres_build_equals_duckdb_build_on_a_workspace_history(pg_server: An
         con.close()
     assert build(warehouse, publish=False).passed
     dsn = pg_server.create_database("models_pg_history")
-    copy_raw_tables(warehouse, dsn)
+    raw_tables = copy_raw_tables(warehouse, dsn)
     env = {**os.environ, "DESTINATION__POSTGRES__CREDENTIALS": dsn.replace("postgres@", f"postgres:{PASSWORD}@")}
     out = subprocess.run([str(OUTREACH), "models", "--destination", "postgres"], capture_output=True, text=True,
                          env=env, timeout=300, check=False)  # fmt: skip
     assert out.returncode == 0, out.stderr + out.stdout
     assert "value_field=vacation_responder" in out.stdout, "the unknown reply type warns on PostgreSQL too"
+    # the build gathered the planner's statistics of what it read and of what it built (ANALYZE, not autovacuum)
+    analyzed = _analyzed_tables(dsn)
+    sources = {table for table in raw_tables if not table.startswith("_dlt")}  # dlt's own tables are no source
+    assert sources <= analyzed["outreach"], sources - analyzed["outreach"]
+    assert set(KEYS) <= analyzed["reporting"], set(KEYS) - analyzed["reporting"]
     figures = _compare(_duckdb_marts(warehouse), _pg_marts(dsn))
     assert figures["tables"] == len(KEYS) == 18 and figures["empty"] == []
     print(f"\nPostgreSQL vs DuckDB (workspace history): {figures}")
@@ -219,6 +224,23 @@ def test_postgres_build_equals_duckdb_build_on_a_workspace_history(pg_server: An
     assert pg_comments == duck_comments and len(pg_comments) > 17 * 5
     assert all(text and text.strip() for text in pg_comments.values())
     assert "count_human_replied / count_contacted" in pg_comments[("campaign_performance", "human_reply_rate")]
+
+
+def _analyzed_tables(dsn: str) -> dict[str, set[str]]:
+    """Schema -> its tables that an ANALYZE (not autovacuum's) has gathered statistics of."""
+    import psycopg2
+
+    con = psycopg2.connect(dsn)
+    try:
+        with con.cursor() as cur:
+            cur.execute("select schemaname, relname from pg_stat_user_tables where last_analyze is not null")
+            rows = cur.fetchall()
+    finally:
+        con.close()
+    out: dict[str, set[str]] = {"outreach": set(), "reporting": set()}
+    for schema, table in rows:
+        out.setdefault(schema, set()).add(table)
+    return out
 
 
 def _pg_comments(dsn: str) -> dict[tuple[str, str], str | None]:
