@@ -21,6 +21,7 @@ PACKAGES = ("dlt", "duckdb", "pyarrow", "httpx", "fastapi", "uvicorn", "prefect"
 
 POOL_SECTION = BENCH_DIR / "scale_out_pool.md"
 SCALE_1000_NOTES = BENCH_DIR / "scale_out_1000.md"  # the N = 1,000 run's analysis, as written after it
+PG_STATISTICS = BENCH_DIR / "pg_statistics.md"  # `python -m bench.pg_statistics`: its table, as written after the run
 
 
 def machine_facts() -> dict[str, Any]:
@@ -310,6 +311,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += ["", *SCALE_1000_NOTES.read_text().rstrip().splitlines()]
     if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
         out += ["", *POOL_SECTION.read_text().rstrip().splitlines()]
+    if PG_STATISTICS.exists():
+        out += ["", *PG_STATISTICS.read_text().rstrip().splitlines()]
     incremental = other.pop("models_incremental/-", None)
     if incremental and isinstance(incremental.get("result"), list):
         out += _incremental_section(incremental)
