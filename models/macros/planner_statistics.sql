@@ -2,8 +2,8 @@
     PostgreSQL plans each query from its tables' statistics, which only ANALYZE gathers (autovacuum runs it a
     minute or more after a table changed). A build starts right after a sync loaded the raw tables, and each
     table model is read by the next models at once: without statistics PostgreSQL guesses their sizes and
-    picks plans that take seconds where a good one takes milliseconds (`workspace_credits_daily`,
-    `company_rollup`). So the build gathers them itself: for the raw tables when it starts (one statement),
+    picks plans far slower than the ones it picks with them (bench/pg_statistics.py measures a build right
+    after a load both ways). So the build gathers them itself: for the raw tables when it starts (one statement),
     and for every table it builds right after building it (the model's post-hook). DuckDB keeps statistics
     as it writes: nothing to do there.
 
