@@ -28,22 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from bench import ROOT, with_checkout_on_path
-from bench.scale_out_support import progress, start_sandbox, workspace_keys
+from bench.scale_out_support import progress, start_sandbox, sync_env, workspace_keys
 
 THREADS = "4"  # `outreach models`' default
 
 
-def sync_into(dsn: str, sandbox: Any, n: int, home: Path) -> None:
-    """A full sync of the sandbox's first `n` workspaces into `dsn`, by the command line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
-    env.update(
-        SOURCES__OUTREACH__API_KEYS=json.dumps(workspace_keys(sandbox, n)),
-        SOURCES__OUTREACH__BASE_URL=sandbox.base_url,
-        SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0",
-        SOURCES__OUTREACH__PIPELINES_DIR=str(home / "pipelines"),
-        SOURCES__OUTREACH__SPOOL_DIR=str(home / "no-spool"),
-        DESTINATION__POSTGRES__CREDENTIALS=dsn.replace("postgres@", "postgres:unused@", 1),  # dlt wants a password
-    )
+def sync_into(credentials: str, sandbox: Any, n: int, home: Path) -> None:
+    """A full sync of the sandbox's first `n` workspaces into PostgreSQL (dlt's `credentials`), by the command line."""
+    env = {
+        **sync_env(workspace_keys(sandbox, n), sandbox.base_url, home),
+        "DESTINATION__POSTGRES__CREDENTIALS": credentials,
+    }
     outreach = str(Path(sys.executable).parent / "outreach")
     subprocess.run(
         [outreach, "sync", "--mode", "full", "--destination", "postgres", "--no-progress"],
@@ -51,10 +46,10 @@ def sync_into(dsn: str, sandbox: Any, n: int, home: Path) -> None:
     )  # fmt: skip
 
 
-def build_once(dsn: str, project: Path) -> dict[str, Any]:
+def build_once(credentials: str, project: Path) -> dict[str, Any]:
     from models.build import build
 
-    os.environ["DESTINATION__POSTGRES__CREDENTIALS"] = dsn.replace("postgres@", "postgres:unused@", 1)
+    os.environ["DESTINATION__POSTGRES__CREDENTIALS"] = credentials
     started = time.perf_counter()
     report = build(destination="postgres", project_dir=project, publish=False)
     wall = time.perf_counter() - started
@@ -87,15 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         pg.psql("alter system set autovacuum = off")
         pg.psql("select pg_reload_conf()")
-        synced = pg.create_database("synced")
+        pg.create_database("synced")
         with tempfile.TemporaryDirectory(prefix="pg_statistics_") as home:
             progress(f"N={args.n}: full sync into PostgreSQL")
-            sync_into(synced, sandbox, args.n, Path(home))
+            sync_into(pg.dlt_credentials("synced"), sandbox, args.n, Path(home))
         for round_ in range(args.rounds):
             for side, project in projects.items():
                 name = f"build_{round_}_{side}"
                 pg.psql(f"create database {name} template synced")
-                record = {"side": side, "n": args.n, "round": round_, **build_once(pg.dsn(name), project)}
+                record = {"side": side, "n": args.n, "round": round_, **build_once(pg.dlt_credentials(name), project)}
                 print(json.dumps(record), flush=True)
                 progress(f"{side}: build {record['wall_s']} s (dbt build {record['dbt_build_s']} s)")
                 records.append(record)

@@ -63,6 +63,7 @@ from bench.scale_out_support import (
     progress,
     ratio,
     start_sandbox,
+    sync_env,
     targets,
     workspace_keys,
 )
@@ -171,14 +172,7 @@ def _measure_side(
     keys = workspace_keys(sandbox, n)
     home.mkdir(parents=True, exist_ok=True)
     db = home / "outreach.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
-    env.update(
-        SOURCES__OUTREACH__API_KEYS=json.dumps(keys),
-        SOURCES__OUTREACH__BASE_URL=sandbox.base_url,
-        SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0",
-        SOURCES__OUTREACH__PIPELINES_DIR=str(home / "pipelines"),
-        SOURCES__OUTREACH__SPOOL_DIR=str(home / "no-spool"),
-    )
+    env = sync_env(keys, sandbox.base_url, home)
     if workers:
         env["SOURCES__OUTREACH__WORKERS"] = str(workers)
     if batch_size:

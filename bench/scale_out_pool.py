@@ -31,7 +31,7 @@ def measure_pool(n: int, workdir: Path, pool: Any, pg: Any, k: int) -> list[dict
     home = workdir / f"pool-n{n}"
     home.mkdir(parents=True, exist_ok=True)
     dsn = pg.create_database(f"scale_out_n{n}")
-    credentials = dsn.replace("postgresql://postgres@", "postgresql://postgres:unused@", 1)  # dlt wants a password
+    credentials = pg.dlt_credentials(f"scale_out_n{n}")
     out = []
     try:
         pool.start_workers(k, worker_settings(sandbox.base_url, workspace_keys(sandbox, n), credentials, home), home)

@@ -3,10 +3,12 @@ load-average lines, the sandbox of N tiny workspaces and its keys, ratios and a 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 PROJECT_N = 1000
@@ -19,6 +21,20 @@ TARGET_PEAK_RSS_RATIO = 1.5
 def progress(message: str) -> None:
     """One progress line on stderr (stdout carries only the JSON lines)."""
     print(f"[scale_out {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def sync_env(keys: Sequence[str], base_url: str, home: Path) -> dict[str, str]:
+    """This process's environment without its own sync settings, for an `outreach sync` of `keys` against
+    `base_url` (rate limit off), its dlt pipelines and (empty) spool under `home`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    env.update(
+        SOURCES__OUTREACH__API_KEYS=json.dumps(list(keys)),
+        SOURCES__OUTREACH__BASE_URL=base_url,
+        SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE="0",
+        SOURCES__OUTREACH__PIPELINES_DIR=str(home / "pipelines"),
+        SOURCES__OUTREACH__SPOOL_DIR=str(home / "no-spool"),
+    )
+    return env
 
 
 def load_avg() -> float:

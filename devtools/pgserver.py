@@ -110,6 +110,10 @@ class PostgresServer:
     def dsn(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 
+    def dlt_credentials(self, database: str = "postgres") -> str:
+        """`dsn(database)` as dlt's credentials: dlt asks for a password, which the server (trust auth) ignores."""
+        return f"postgresql://{SUPERUSER}:unused@127.0.0.1:{self.port}/{database}"
+
     def create_database(self, name: str) -> str:
         """Create (or re-create) database ``name``; returns its DSN."""
         self.psql(f'drop database if exists "{name}" with (force)')
