@@ -15,6 +15,10 @@ and an incremental build recomputes a touched key whatever changed in it.
 
     .venv/bin/python -m bench.models_incremental                 # both cases
     .venv/bin/python -m bench.models_incremental --cases 1m
+    git worktree add /tmp/base HEAD~1 && .venv/bin/python -m bench.models_incremental --baseline-tree /tmp/base
+
+With `--baseline-tree`, each case runs again right after with that checkout's models (the same seed, so the
+same warehouse): a change's before and after in one run. Lines carry `tree`: `this` or `baseline`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.models_build import child_generate, process_age, run_child
+from bench.models_build import ROOT, child_generate, process_age, run_child
 
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
 SHARE = 0.01
@@ -37,8 +41,8 @@ SHARE = 0.01
 TARGET_RATIO = 0.25
 
 
-def _run_child(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    return run_child(args, env, module="bench.models_incremental")
+def _run_child(args: list[str], env: dict[str, str], tree: Path = ROOT) -> dict[str, Any]:
+    return run_child(args, env, first=tree, module="bench.models_incremental")
 
 
 def _child_touch(path: str, round_no: int) -> None:
@@ -103,23 +107,25 @@ def _child_reset(path: str) -> None:
     print(json.dumps({"reused": True}))
 
 
-def run_case(case: str, workdir: Path, env: dict[str, str], reuse: bool = False) -> dict[str, Any]:
+def run_case(case: str, workdir: Path, env: dict[str, str], reuse: bool = False, tree: Path = ROOT) -> dict[str, Any]:
+    """One case with the models (and this bench's children) of `tree`: this checkout, or a baseline's."""
     line: dict[str, Any] = {
         "bench": "models_incremental", "case": case, "recipients": CASES[case], "cpus": os.cpu_count(),
         "changed_share": SHARE, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "tree": "baseline" if tree != ROOT else "this",
     }  # fmt: skip
     path = workdir / f"w_{case}.duckdb"
     if reuse and path.exists():  # a warehouse of the same case and seed from an interrupted run
-        line.update(_run_child(["--child-reset", str(path)], env))
+        line.update(_run_child(["--child-reset", str(path)], env, tree))
         shutil.rmtree(workdir / f".{path.stem}_dbt", ignore_errors=True)
     else:
-        line.update(_run_child(["--child-generate", str(path), str(CASES[case])], env))
+        line.update(_run_child(["--child-generate", str(path), str(CASES[case])], env, tree))
     line["warehouse_mb"] = round(path.stat().st_size / 2**20, 1)
-    line["first_build"] = _run_child(["--child-build", str(path), "incremental"], env)
-    line["touch_full"] = _run_child(["--child-touch", str(path), "1"], env)
-    line["full"] = _run_child(["--child-build", str(path), "full"], env)
-    line["touch_incremental"] = _run_child(["--child-touch", str(path), "2"], env)
-    line["incremental"] = _run_child(["--child-build", str(path), "incremental"], env)
+    line["first_build"] = _run_child(["--child-build", str(path), "incremental"], env, tree)
+    line["touch_full"] = _run_child(["--child-touch", str(path), "1"], env, tree)
+    line["full"] = _run_child(["--child-build", str(path), "full"], env, tree)
+    line["touch_incremental"] = _run_child(["--child-touch", str(path), "2"], env, tree)
+    line["incremental"] = _run_child(["--child-build", str(path), "incremental"], env, tree)
     full, incremental = line["full"], line["incremental"]
     line["ratio_wall"] = round(incremental["wall_s"] / full["wall_s"], 3)
     line["ratio_peak"] = round(incremental["peak_rss_mb"] / full["peak_rss_mb"], 3)
@@ -136,6 +142,11 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1m", "10m"])
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated warehouse left in --workdir")
+    parser.add_argument(
+        "--baseline-tree", type=Path,
+        help="a checkout of the commit to compare with (`git worktree add DIR COMMIT`): each case runs again with "
+        "its models, right after this checkout's",
+    )  # fmt: skip
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="models_incremental_"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -143,6 +154,9 @@ def main() -> None:
     try:
         for case in args.cases:
             print(json.dumps(run_case(case, workdir, env, args.reuse)), flush=True)
+            if args.baseline_tree:
+                line = run_case(case, workdir, env, tree=args.baseline_tree.resolve())
+                print(json.dumps(line), flush=True)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -115,24 +115,23 @@
 {%- endmacro %}
 
 {#- The model's pre-hook: drop the rows of every touched lead (a lead whose rows are all gone gets no new
-    row, so delete+insert alone would keep it); without a snapshot, drop every row. -#}
+    row, so delete+insert alone would keep it); without a snapshot, drop every row. A join (`using`), not a
+    correlated `exists`: DuckDB runs the `exists` form several times slower over millions of leads. -#}
 {% macro delete_touched_leads() %}
     {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
     {%- if not incremental_state_ready() -%}{{ return('delete from ' ~ this) }}{%- endif -%}
-    {{ return('delete from ' ~ this ~ ' where exists (select 1 from (' ~ touched_leads() ~ ') as touched'
-        ~ ' where touched.workspace_id = ' ~ this ~ '.workspace_id and touched.lead_key = coalesce('
-        ~ this ~ '.lead_email, \'\'))') }}
+    {{ return('delete from ' ~ this ~ ' as target using (' ~ touched_leads() ~ ') as touched'
+        ~ ' where touched.workspace_id = target.workspace_id and touched.lead_key = coalesce(target.lead_email, \'\')') }}
 {% endmacro %}
 
-{#- A join condition restricting `alias` (workspace_id, lead_email) to the touched leads on an incremental
-    run with a snapshot; true otherwise (a full build). -#}
-{% macro only_touched_leads(alias) -%}
+{#- A join clause restricting `alias` (workspace_id, lead_email) to the touched leads on an incremental run
+    with a snapshot; nothing otherwise (a full build). touched_leads() is a `union`: each lead once, so the
+    join repeats no row. -#}
+{% macro join_touched_leads(alias) -%}
     {%- if execute and is_incremental() and incremental_state_ready() -%}
-        exists (select 1 from ({{ touched_leads() }}) as touched
-            where touched.workspace_id = {{ alias }}.workspace_id
-            and touched.lead_key = coalesce({{ alias }}.lead_email, ''))
-    {%- else -%}
-        1 = 1
+        inner join ({{ touched_leads() }}) as touched
+            on touched.workspace_id = {{ alias }}.workspace_id
+            and touched.lead_key = coalesce({{ alias }}.lead_email, '')
     {%- endif -%}
 {%- endmacro %}
 

@@ -14,7 +14,6 @@ recipients as (
     select
         recipients.workspace_id,
         coalesce({{ email_domain('recipients.lead_email') }}, '(none)') as company_domain,
-        recipients.lead_email,
         recipients.campaign_id,
         recipients.current_step,
         recipients.last_sent_at
@@ -30,18 +29,6 @@ replies as (
         is_positive,
         received_at
     from {{ ref('stg_replies') }}
-),
-
-per_contact as (
-    -- one row per address first, then per campaign: cheaper than three distinct counts over every recipient
-    select
-        workspace_id,
-        company_domain,
-        lead_email,
-        max(current_step) > 0 as is_reached,
-        max(last_sent_at) as last_sent_at
-    from recipients
-    group by workspace_id, company_domain, lead_email
 ),
 
 per_campaign as (
@@ -62,14 +49,16 @@ per_campaign as (
 ),
 
 contact_facts as (
+    -- per address: lead_engagement is one row per address over the same recipients (current campaigns),
+    -- already aggregated, so the per-address step is not paid twice over every recipient
     select
         workspace_id,
-        company_domain,
+        coalesce({{ email_domain('lead_email') }}, '(none)') as company_domain,
         count(*) as count_contacts,
-        count(case when is_reached then 1 end) as count_contacts_reached,
-        max(last_sent_at) as last_touched_at
-    from per_contact
-    group by workspace_id, company_domain
+        count(case when count_campaigns_contacted > 0 then 1 end) as count_contacts_reached,
+        max(last_contacted_at) as last_touched_at
+    from {{ ref('lead_engagement') }}
+    group by 1, 2
 ),
 
 campaign_facts as (

@@ -14,12 +14,13 @@ recipients as (
     select recipients.*
     from {{ ref('stg_campaign_recipients') }} as recipients
     inner join campaigns on recipients.campaign_id = campaigns.campaign_id
-    where {{ only_touched_leads('recipients') }}
+    {{ join_touched_leads('recipients') }}
 ),
 
 replies as (
-    select * from {{ ref('stg_replies') }} as replies
-    where {{ only_touched_leads('replies') }}
+    select replies.*
+    from {{ ref('stg_replies') }} as replies
+    {{ join_touched_leads('replies') }}
 ),
 
 recipient_facts as (
