@@ -111,6 +111,12 @@ def pg_dsn(pg_server: Any, request: pytest.FixtureRequest) -> str:
     return str(pg_server.create_database(name))
 
 
+@pytest.fixture
+def pg_credentials(pg_server: Any, pg_dsn: str) -> str:
+    """`pg_dsn` as dlt's credentials (with the password dlt asks for, which the test server ignores)."""
+    return str(pg_server.dlt_credentials(pg_dsn.rsplit("/", 1)[1]))
+
+
 @pytest.fixture(scope="module")
 def prefect_harness() -> Iterator[str]:
     """One Prefect test server (temporary SQLite) per test file that needs one; yields its API URL.

@@ -306,9 +306,3 @@ def table_snapshot(db: Path | str) -> dict[str, list[tuple[Any, ...]]]:
         col_sql = ", ".join(f'"{c}"' for c in cols)
         out[table] = sorted(query(db, f"select {col_sql} from outreach.{table}"), key=repr)
     return out
-
-
-def dlt_credentials(pg_dsn: str) -> str:
-    """The fixture's URL with a password: dlt's PostgreSQL credentials require one (the test server
-    trusts loopback connections and ignores it)."""
-    return pg_dsn.replace("postgresql://postgres@", "postgresql://postgres:unused@", 1)

@@ -90,9 +90,7 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     for name in [k for k in os.environ if k.startswith("ALERTS__")]:
         monkeypatch.delenv(name)
     if request.param == "postgres":
-        dsn = request.getfixturevalue("pg_dsn")
-        # dlt's credentials require a password; the test server trusts loopback and ignores it
-        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", dsn.replace("postgres@", "postgres:unused@", 1))
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
     return World(request.param, tmp_path)
 
 

@@ -31,11 +31,6 @@ DAY = 86_400
 PG = ("--destination", "postgres")
 
 
-def _credentials(pg_dsn: str) -> str:
-    """dlt's PostgreSQL credentials require a password; the test server trusts loopback and ignores it."""
-    return pg_dsn.replace("postgresql://postgres@", "postgresql://postgres:unused@", 1)
-
-
 def _cli(*args: str) -> Any:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == 0, result.output
@@ -64,13 +59,13 @@ def _api(sb: Any, key: str, method: str, path: str, **kw: Any) -> Any:
 
 
 def test_deliverability_on_postgres_opens_notifies_once_and_resolves(
-    make_sandbox: Any, pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_sandbox: Any, pg_dsn: str, pg_credentials: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sb = make_sandbox(scale="tiny", workspaces=1, rate_limit=0, insecure_hooks=True, scenario="deliverability")
     scenario = sb.app.state.sandbox.scenario
     rw = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
     mailbox, campaign = scenario["bounce_mailbox_id"], scenario["bounce_campaign_ids"][0]
-    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", _credentials(pg_dsn))
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
     monkeypatch.setenv("SOURCES__OUTREACH__BASE_URL", sb.base_url)
     monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", json.dumps([rw["key"]]))
     monkeypatch.setenv("SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE", "0")
@@ -146,8 +141,10 @@ def test_deliverability_on_postgres_opens_notifies_once_and_resolves(
 ROW = f"insert into {TABLE} (incident_id, rule, subject_type, subject_id, state, opened_at) values (?, ?, ?, ?, ?, ?)"
 
 
-def test_the_dbt_test_alert_incidents_one_open_bites_on_postgres(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", _credentials(pg_dsn))
+def test_the_dbt_test_alert_incidents_one_open_bites_on_postgres(
+    pg_dsn: str, pg_credentials: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
     warehouse = warehouse_target(destination="postgres")
     now = datetime(2026, 3, 10, tzinfo=UTC)
     with connect(warehouse) as db:

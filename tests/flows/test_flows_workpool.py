@@ -30,7 +30,6 @@ from test_sync_support import (
     api_truth,
     assert_no_duplicates,
     assert_warehouse_equals_api,
-    dlt_credentials,
     query,
 )
 
@@ -181,6 +180,7 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     clean_server: None,
     make_sandbox: Any,
     pg_dsn: str,
+    pg_credentials: str,
     tmp_path: Path,
 ) -> None:
     from prefect.client.orchestration import get_client
@@ -230,9 +230,7 @@ def test_readme_work_pool_steps_two_workers_elsewhere_share_the_workspaces_of_on
     worker_env = {**cli_env, "PREFECT_WORKER_QUERY_SECONDS": "2"}
     logs = [tmp_path / f"worker-{m}.log" for m in "ab"]
     workers = [
-        _start_worker(
-            prefect_harness, dlt_credentials(pg_dsn), checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log
-        )
+        _start_worker(prefect_harness, pg_credentials, checkout, {**worker_env, "PYTHONPATH": str(checkout)}, log)
         for checkout, log in zip(checkouts, logs, strict=True)
     ]
     try:

@@ -155,12 +155,15 @@ def test_incremental_equals_full_refresh_on_duckdb(make_sandbox: Callable[..., A
 
 
 def test_incremental_equals_full_refresh_on_postgres(
-    make_sandbox: Callable[..., Any], tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+    make_sandbox: Callable[..., Any],
+    tmp_path: Path,
+    pg_dsn: str,
+    pg_credentials: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import psycopg2
 
-    # dlt's credentials need a password; the test server trusts loopback and ignores it
-    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn.replace("postgres@", "postgres:unused@", 1))
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
 
     def execute(sql: str) -> list[tuple[Any, ...]]:

@@ -18,7 +18,6 @@ from test_sync_support import (
     api_truth,
     assert_no_duplicates,
     assert_warehouse_equals_api,
-    dlt_credentials,
     query,
     table_snapshot,
 )
@@ -30,9 +29,9 @@ BIG_CAP = 100_000
 
 
 @pytest.fixture
-def pg_warehouse(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> str:
+def pg_warehouse(pg_dsn: str, pg_credentials: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A fresh database as the configured PostgreSQL destination (dlt's own setting); its URL."""
-    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", dlt_credentials(pg_dsn))
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
     return pg_dsn
 
 
