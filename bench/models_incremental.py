@@ -15,10 +15,11 @@ and an incremental build recomputes a touched key whatever changed in it.
 
     .venv/bin/python -m bench.models_incremental                 # both cases
     .venv/bin/python -m bench.models_incremental --cases 1m
-    git worktree add /tmp/base HEAD~1 && .venv/bin/python -m bench.models_incremental --baseline-tree /tmp/base
+    .venv/bin/python -m bench.models_incremental --baseline HEAD~1
 
-With `--baseline-tree`, each case runs again right after with that checkout's models (the same seed, so the
-same warehouse): a change's before and after in one run. Lines carry `tree`: `this` or `baseline`.
+With `--baseline REV`, each case runs again right after with the dbt project of git revision REV (its `models/`
+from git history, as bench/models_build.py takes it), on the same-seed warehouse: a change's before and after in
+one run. Lines carry `tree`: `this` or REV.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 from bench.models_build import ROOT, child_generate, process_age, run_child
+from devtools.runner_parity import runner_tree
 
 CASES = {"1m": 1_000_000, "10m": 10_000_000}
 SHARE = 0.01
@@ -107,12 +110,14 @@ def _child_reset(path: str) -> None:
     print(json.dumps({"reused": True}))
 
 
-def run_case(case: str, workdir: Path, env: dict[str, str], reuse: bool = False, tree: Path = ROOT) -> dict[str, Any]:
-    """One case with the models (and this bench's children) of `tree`: this checkout, or a baseline's."""
+def run_case(
+    case: str, workdir: Path, env: dict[str, str], reuse: bool = False, tree: Path = ROOT, label: str = "this"
+) -> dict[str, Any]:
+    """One case with the `models` package of `tree`: this checkout's, or a baseline revision's (`label`)."""
     line: dict[str, Any] = {
         "bench": "models_incremental", "case": case, "recipients": CASES[case], "cpus": os.cpu_count(),
         "changed_share": SHARE, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "tree": "baseline" if tree != ROOT else "this",
+        "tree": label,
     }  # fmt: skip
     path = workdir / f"w_{case}.duckdb"
     if reuse and path.exists():  # a warehouse of the same case and seed from an interrupted run
@@ -142,21 +147,17 @@ def main() -> None:
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1m", "10m"])
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated warehouse left in --workdir")
-    parser.add_argument(
-        "--baseline-tree", type=Path,
-        help="a checkout of the commit to compare with (`git worktree add DIR COMMIT`): each case runs again with "
-        "its models, right after this checkout's",
-    )  # fmt: skip
+    parser.add_argument("--baseline", metavar="REV", help="also run each case with this git revision's dbt project")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="models_incremental_"))
     workdir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     try:
-        for case in args.cases:
-            print(json.dumps(run_case(case, workdir, env, args.reuse)), flush=True)
-            if args.baseline_tree:
-                line = run_case(case, workdir, env, tree=args.baseline_tree.resolve())
-                print(json.dumps(line), flush=True)
+        with runner_tree(args.baseline) if args.baseline else nullcontext() as base:
+            for case in args.cases:
+                print(json.dumps(run_case(case, workdir, env, args.reuse)), flush=True)
+                if base is not None:
+                    print(json.dumps(run_case(case, workdir, env, tree=base, label=args.baseline)), flush=True)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -1,16 +1,15 @@
 """A PostgreSQL build right after a load, with and without the planner statistics the build gathers.
 
-    git worktree add /tmp/before <commit before the statistics>
-    python -m bench.pg_statistics --baseline-tree /tmp/before [--n 200] [--rounds 3]
+    python -m bench.pg_statistics --baseline <revision before the statistics> [--n 200] [--rounds 3]
 
 A sandbox of N `tiny` workspaces (rate limit off) is synced in full, by the CLI, into a fresh PostgreSQL
 database (devtools/pgserver.py) whose server runs without autovacuum: the state a build finds when it
 follows a load at once, before autovacuum's next pass has gathered any statistics. Then, `--rounds` times,
-alternating, the models are built (`models.build.build`, in this process, 4 dbt threads) on a fresh copy of that
-database (`create database ... template`) with this checkout's dbt project and with the baseline checkout's
-(`models/` of `--baseline-tree`): the same Python, only the project differs. One JSON line per build (wall
-seconds of the whole build, seconds of `dbt build`, the slowest model), then a summary: the medians and the
-ratio this checkout / baseline. Progress lines go to stderr.
+alternating, the models are built (`models.build.build`, in this process, 4 dbt threads) on a fresh copy of
+that database (`create database ... template`) with this checkout's dbt project and with the baseline
+revision's (its `models/` from git history, devtools.runner_parity.runner_tree): the same Python, only the
+project differs. One JSON line per build (wall seconds of the whole build, seconds of `dbt build`, the
+slowest model), then a summary: the medians and the ratio this checkout / baseline. Progress lines go to stderr.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from typing import Any
 
 from bench import ROOT, with_checkout_on_path
 from bench.scale_out_support import progress, start_sandbox, sync_env, workspace_keys
+from devtools.runner_parity import runner_tree
 
 THREADS = "4"  # `outreach models`' default
 
@@ -64,40 +64,45 @@ def build_once(credentials: str, project: Path) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.pg_statistics", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--baseline-tree", type=Path, required=True, help="a checkout without the statistics")
-    parser.add_argument("--n", type=int, default=200, help="tiny workspaces synced (default 200)")
-    parser.add_argument("--rounds", type=int, default=3, help="builds of each side, alternating (default 3)")
-    args = parser.parse_args(argv)
-    projects = {"ours": ROOT / "models", "baseline": args.baseline_tree.resolve() / "models"}
-    if not (projects["baseline"] / "dbt_project.yml").exists():
-        parser.error(f"{args.baseline_tree} has no models/dbt_project.yml: give a checkout of this repository")
-    os.environ["OUTREACH_DBT_THREADS"] = THREADS
+def measure(n: int, rounds: int, projects: dict[str, Path]) -> list[dict[str, Any]]:
+    """Sync `n` workspaces once, then build each of `projects` `rounds` times, alternating; one record per build."""
     from devtools.pgserver import PostgresServer
 
     records: list[dict[str, Any]] = []
-    sandbox = start_sandbox(args.n)
+    sandbox = start_sandbox(n)
     pg = PostgresServer().start()
     try:
         pg.psql("alter system set autovacuum = off")
         pg.psql("select pg_reload_conf()")
         pg.create_database("synced")
         with tempfile.TemporaryDirectory(prefix="pg_statistics_") as home:
-            progress(f"N={args.n}: full sync into PostgreSQL")
-            sync_into(pg.dlt_credentials("synced"), sandbox, args.n, Path(home))
-        for round_ in range(args.rounds):
+            progress(f"N={n}: full sync into PostgreSQL")
+            sync_into(pg.dlt_credentials("synced"), sandbox, n, Path(home))
+        for round_ in range(rounds):
             for side, project in projects.items():
                 name = f"build_{round_}_{side}"
                 pg.psql(f"create database {name} template synced")
-                record = {"side": side, "n": args.n, "round": round_, **build_once(pg.dlt_credentials(name), project)}
+                record = {"side": side, "n": n, "round": round_, **build_once(pg.dlt_credentials(name), project)}
                 print(json.dumps(record), flush=True)
                 progress(f"{side}: build {record['wall_s']} s (dbt build {record['dbt_build_s']} s)")
                 records.append(record)
     finally:
         pg.stop()
         sandbox.stop()
-    summary: dict[str, Any] = {"summary": True, "n": args.n, "rounds": args.rounds}
+    return records
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.pg_statistics", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", required=True, help="a git revision without the statistics")
+    parser.add_argument("--n", type=int, default=200, help="tiny workspaces synced (default 200)")
+    parser.add_argument("--rounds", type=int, default=3, help="builds of each side, alternating (default 3)")
+    args = parser.parse_args(argv)
+    os.environ["OUTREACH_DBT_THREADS"] = THREADS
+    with runner_tree(args.baseline) as base:
+        projects = {"ours": ROOT / "models", "baseline": base / "models"}
+        records = measure(args.n, args.rounds, projects)
+    summary: dict[str, Any] = {"summary": True, "n": args.n, "rounds": args.rounds, "baseline": args.baseline}
     for key in ("wall_s", "dbt_build_s"):
         medians = {s: statistics.median(r[key] for r in records if r["side"] == s) for s in projects}
         summary[f"median_{key}"] = medians

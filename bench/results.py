@@ -224,8 +224,8 @@ def _incremental_section(rec: dict[str, Any]) -> list[str]:
         "its own process (wall time with start-up; peak RSS is VmHWM). The machine is shared with other",
         "engineers' jobs: the 1-minute load average before and after each build is given (2 CPUs).",
         "",
-        "`tree` is `this` (the commit measured) or `baseline` (`--baseline-tree`: another commit's models, run",
-        "right after on the same warehouse; the note names the commit).",
+        "`tree` is `this` (the commit measured) or a git revision (`--baseline REV`: that revision's dbt project,",
+        "run right after on the same-seed warehouse).",
         "",
         "| case | tree | full s | incremental s | incr/full | target | full peak MB | incr peak MB "
         "| lead_engagement full / incr s | company_rollup full / incr s | load avg (full; incr) |",

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import duckdb
 import pytest
 from test_models_engagement_support import delivered_sandbox
+from test_sync_support import query
 
 from devtools.pg_copy import copy_raw_tables
 from devtools.runner_parity import KEYS
@@ -228,17 +229,9 @@ def test_postgres_build_equals_duckdb_build_on_a_workspace_history(pg_server: An
 
 def _analyzed_tables(dsn: str) -> dict[str, set[str]]:
     """Schema -> its tables that an ANALYZE (not autovacuum's) has gathered statistics of."""
-    import psycopg2
-
-    con = psycopg2.connect(dsn)
-    try:
-        with con.cursor() as cur:
-            cur.execute("select schemaname, relname from pg_stat_user_tables where last_analyze is not null")
-            rows = cur.fetchall()
-    finally:
-        con.close()
     out: dict[str, set[str]] = {"outreach": set(), "reporting": set()}
-    for schema, table in rows:
+    analyzed = "select schemaname, relname from pg_stat_user_tables where last_analyze is not null"
+    for schema, table in query(dsn, analyzed):
         out.setdefault(schema, set()).add(table)
     return out
 
