@@ -51,6 +51,15 @@ class WorkspaceProgress:
     def set_stage(self, stage: str) -> None:
         self.stage = stage
 
+    def settle(self) -> None:
+        """Keep the sources' last figures and let go of the sources: the run keeps every workspace's progress to
+        the end, and a bound method of a closed API client would keep the client (its connection pool, its TLS
+        context, its listings) alive with it, growing the run's memory with every workspace."""
+        stats = self.stats_source() if self.stats_source else {}
+        paging = dict(self.paging_source()) if self.paging_source else {}
+        self.stats_source = lambda: dict(stats)
+        self.paging_source = lambda: paging
+
     def expect(self, pages: Mapping[str, int]) -> None:
         """Pages of listings not read yet (listing path -> pages), for the ETA."""
         with self._lock:

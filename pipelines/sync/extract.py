@@ -122,6 +122,7 @@ def extract_batch(
         reader.close()
         for plan in batch.plans:
             plan.client.close()
+            plan.progress.settle()
     clock = time.monotonic()
     for plan in batch.ok_plans:
         plan.progress.set_stage("normalize")

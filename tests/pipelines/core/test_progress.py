@@ -89,3 +89,27 @@ def test_a_paced_sync_shows_wall_clock_waits_and_an_eta_that_ends_at_zero(
     assert any(s["pages_read"] < s["pages_known"] for s in samples)
     line = _line(final)
     assert f"pages={final['pages_read']}/{final['pages_known']}" in line and "eta=0s" in line
+
+
+def test_a_settled_progress_keeps_its_figures_and_lets_the_closed_client_go() -> None:
+    """The run keeps every workspace's progress to its end: holding the client's bound methods would keep each
+    closed client (connection pool, TLS context, listings) alive, and a sync of 1,000 workspaces grew by them."""
+    import gc
+    import weakref
+
+    from pipelines.api.client import OutreachClient
+
+    client = OutreachClient("key-never-sent", "http://127.0.0.1:9/api/v1")
+    client.stats.add(requests=7, pages_read=2)
+    progress = WorkspaceProgress(label="w")
+    progress.stats_source, progress.paging_source = client.stats.snapshot, client.paging_progress
+    before = progress.snapshot()
+    client.close()
+    progress.settle()
+    gone = weakref.ref(client)
+    del client
+    gc.collect()
+    assert gone() is None
+    after = progress.snapshot()
+    assert after["client"] == before["client"] and after["client"]["requests"] == 7
+    assert (after["pages_read"], after["pages_known"]) == (before["pages_read"], before["pages_known"])
