@@ -313,7 +313,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += _scale_out_section(scale)
     scale_1000 = other.pop("scale_out_1000/-", None)
     if scale_1000 and isinstance(scale_1000.get("result"), list):
-        out += _scale_out_section(scale_1000, "python -m bench --scenario scale_out_1000 (bench.scale_out --n 10,1000)")
+        default = "python -m bench --scenario scale_out_1000 (bench.scale_out --n 10,1000)"
+        out += _scale_out_section(scale_1000, scale_1000.get("command") or default)
     if SCALE_1000_NOTES.exists():
         out += ["", *SCALE_1000_NOTES.read_text().rstrip().splitlines()]
     if POOL_SECTION.exists():  # the work-pool run (`scale_out --pool-workers`), its table and analysis as written
