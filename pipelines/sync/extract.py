@@ -6,7 +6,8 @@ id>``; a batch of one keeps the name a per-workspace pipeline always had) and ha
 dataset, so batches that load at once (PostgreSQL, several workers) never share staged rows.
 
 The package holds the batch's data, then (a second source into the same package, extracted after
-the data) one `sync_state` row per workspace that extracted everything.
+the data, `pipelines.sync.outcome`) one `sync_state` row per workspace that extracted everything and the
+run records.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import dlt
 import pyarrow as pa
 
 from pipelines.api.accounts import Workspace
@@ -28,34 +27,16 @@ from pipelines.core import constants
 from pipelines.core.config import OutreachSettings
 from pipelines.core.deadline import Deadline, interrupted
 from pipelines.core.progress import WorkspaceProgress
-from pipelines.source.batch import Batch, BodyLookup, WorkspacePlan
+from pipelines.source.batch import Batch, BodyLookup
 from pipelines.source.drift import DriftGuard
 from pipelines.source.plan import plan_batch, reguide
-from pipelines.source.quarantine import counts, rejected_resource, rejected_row, summary_line
-from pipelines.source.state import state_resource, state_row
 from pipelines.source.stored import WarehouseReader
+from pipelines.sync.outcome import ExtractAgain, Extracted, outcome_source
 from pipelines.warehouse.destination import Warehouse, make_pipeline
 from pipelines.warehouse.diagnose import chain
 from pipelines.warehouse.failure import explain
-from pipelines.warehouse.runs import current_load_id, outcome_of, run_row, runs_resource
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Extracted:
-    """A batch extracted and normalized: its pipeline holds the package, waiting to load."""
-
-    pipeline: Any  # dlt.Pipeline
-    batch: Batch
-    warehouse: Warehouse
-    started_at: datetime
-    stage_seconds: dict[str, float] = field(default_factory=dict)
-    error: BaseException | None = None  # the whole batch failed (dlt itself), besides per-workspace errors
-    key_failures: list[dict[str, Any]] = field(default_factory=list)  # run records of keys that named no workspace
-    marked_deleted: dict[str, dict[str, int]] = field(default_factory=dict)  # full sync: workspace -> table -> rows
-    drift: dict[str, DriftGuard] = field(default_factory=dict)  # workspace -> its type drift and enum counts
-    records_in_package: bool = False  # the run records travel in the package (else load_batch writes them)
 
 
 def pipeline_name_for(workspace_id: str) -> str:
@@ -187,7 +168,7 @@ def _extract_ok_workspaces(extracted: Extracted, reader: WarehouseReader) -> Non
                 loader_file_format="parquet" if extracted.warehouse.is_duckdb else None,
             )
         except Exception as exc:
-            if not isinstance(chain(exc)[-1], _ExtractAgain):
+            if not isinstance(chain(exc)[-1], ExtractAgain):
                 raise
             # dlt extracts into a fresh folder and commits the package only when the extract ends well:
             # the failed one, with the rows of the workspace that failed, is gone
@@ -224,78 +205,6 @@ def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, ba
     for resource in source.resources.values():
         resource.add_map(for_resource(resource.name))
     return source
-
-
-class _ExtractAgain(Exception):
-    """Raised after the data of a round when a workspace failed half way: the round's package must go."""
-
-
-@dlt.source(name=constants.SOURCE_NAME)
-def outcome_source(batch: Batch, extracted: Extracted, round_plans: Sequence[WorkspacePlan]) -> Any:
-    """What the batch's extraction came to, in the same package as its data and extracted after it: the new
-    `sync_state` of each workspace that extracted everything, and one `sync_runs` record per workspace. If a
-    workspace that started this round failed, it raises instead, so dlt drops the whole round's package."""
-
-    def state_rows() -> list[dict[str, Any]]:
-        if any(not plan.ok for plan in round_plans):
-            raise _ExtractAgain()
-        return _state_rows(batch)
-
-    def rejected_rows() -> list[dict[str, Any]]:
-        return [rejected_row(batch.run_id, p.workspace_id, item) for p in batch.ok_plans for item in p.rejections]
-
-    return [
-        state_resource(state_rows),
-        runs_resource(lambda: _run_rows(batch, extracted)),
-        rejected_resource(rejected_rows),
-    ]
-
-
-def _run_rows(batch: Batch, extracted: Extracted) -> list[dict[str, Any]]:
-    load_id = current_load_id()
-    return [
-        *extracted.key_failures,
-        *(run_record(extracted, plan, [load_id] if load_id else []) for plan in batch.plans),
-    ]
-
-
-def run_record(
-    extracted: Extracted, plan: WorkspacePlan, load_ids: list[str], error: BaseException | None = None
-) -> dict[str, Any]:
-    """The run record of one workspace of the batch (`error` overrides the plan's own)."""
-    failure = error or plan.error
-    duckdb_path = extracted.warehouse.duckdb_path
-    rejected = counts(plan.rejections) if failure is None else {}
-    return run_row(
-        run_id=extracted.batch.run_id,
-        workspace_id=plan.workspace_id,
-        workspace_name=plan.workspace.name,
-        mode=extracted.batch.mode,
-        started_at=extracted.started_at,
-        outcome=outcome_of(failure) if failure is not None else "rejected" if rejected else "ok",
-        rows_loaded=plan.rows,
-        requests=plan.workspace.requests + plan.client.stats.requests,
-        error=explain(failure, duckdb_path) if failure is not None else summary_line(rejected) if rejected else "",
-        load_ids=load_ids,
-        rejected=rejected,
-    )
-
-
-def _state_rows(batch: Batch) -> list[dict[str, Any]]:
-    """The new state of each workspace that extracted everything (called after the data was extracted)."""
-    return [
-        state_row(
-            plan.workspace_id,
-            plan.workspace.name,
-            mode=batch.mode,
-            fingerprints=plan.fingerprints,
-            reply_cursor=plan.reply_cursor,
-            event_types_loaded=plan.state.event_types_loaded or plan.event_types is not None,
-            previous=plan.state,
-            synced_at=batch.synced_at,
-        )
-        for plan in batch.ok_plans
-    ]
 
 
 def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup | None:

@@ -18,8 +18,8 @@ from pipelines.core.report import WorkspaceReport
 from pipelines.core.root_cause import one_line, root_cause
 from pipelines.source.batch import WorkspacePlan
 from pipelines.source.quarantine import counts
-from pipelines.sync.extract import Extracted, run_record
 from pipelines.sync.marks import drop_duplicate_history_rows, mark_deleted
+from pipelines.sync.outcome import Extracted, run_record
 from pipelines.warehouse.failure import explain, outreach_error
 from pipelines.warehouse.runs import record_failed_runs
 
