@@ -39,10 +39,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def dbt_parse_cache() -> None:
-    """dbt's parse of the project, shared by the session's new warehouses (devtools/dbt_parse_cache.py)."""
-    from devtools.dbt_parse_cache import install
+    """dbt's parse of the project, shared by the session's new warehouses (devtools/dbt_parse_cache.py), and
+    its behaviour flags' module found without reading source files (devtools/dbt_behavior_source.py)."""
+    from devtools import dbt_behavior_source, dbt_parse_cache
 
-    install()
+    dbt_parse_cache.install()
+    dbt_behavior_source.install()
     # and in the processes the tests start: tests/_site/sitecustomize.py installs it there, on this cache
     # whatever HOME a test gives them (a test of an uncreatable HOME must not see the cache create it)
     from devtools.readers import CACHE

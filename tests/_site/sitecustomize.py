@@ -2,7 +2,8 @@
 
 - The test suite's dbt parse cache (`outreach models`, the demo, Prefect's flow runs), not only in pytest's own.
   Nothing happens until a process imports dbt's runner (`dbt.cli.main`); then devtools/dbt_parse_cache.py
-  wraps it, as conftest.py does in the test process. Processes that never run dbt pay one look-up per import.
+  wraps it and devtools/dbt_behavior_source.py replaces dbt-common's stack walk, as conftest.py does in the
+  test process. Processes that never run dbt pay one look-up per import.
 - The server of Prefect's test harness (conftest.py's `prefect_harness`; Prefect runs it as `uvicorn --factory
   prefect.server.api.server:create_app`) begins its SQLite transactions as the server `outreach demo` and
   `outreach serve` start does (flows/prefect_server.py): else a 503 makes Prefect's client wait 2 s or more.
@@ -38,9 +39,10 @@ class _InstallAfterImport(importlib.abc.MetaPathFinder):
             execute(module)
             if _REPO not in sys.path:
                 sys.path.append(_REPO)  # last: the product's own imports never resolve here first
-            from devtools.dbt_parse_cache import install
+            from devtools import dbt_behavior_source, dbt_parse_cache
 
-            install()
+            dbt_parse_cache.install()
+            dbt_behavior_source.install()
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
