@@ -57,6 +57,8 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     except Exception as exc:  # noqa: BLE001 - reported per workspace; the package stays pending
         failure = exc
     if extracted.warehouse.is_duckdb:
+        if failure is None:
+            _drop_staging(extracted)
         _checkpoint(extracted)
     seconds = round(time.monotonic() - clock, 3)
     if failure is not None:
@@ -116,6 +118,22 @@ def _after_load(extracted: Extracted) -> None:
         if batch.mode == "full":
             protected = {plan.workspace_id: plan.protected_tables for plan in batch.ok_plans}
             extracted.marked_deleted = mark_deleted(client, ok, batch.synced_at, protected)
+
+
+def _drop_staging(extracted: Extracted) -> None:
+    """After a good load into DuckDB, drop the batch's staging dataset (`outreach_staging_<first workspace>`):
+    its rows are merged, and the next load of that pipeline makes it again. A failed load keeps it, for the
+    resumed load's merge.
+
+    Kept, every batch of a run left a schema of a dozen tables holding a copy of the rows it staged: the
+    warehouse listed one such schema per batch of every run, its file held the staged rows twice, and an open
+    DuckDB keeps the catalog and row-group metadata of every table in memory, so a sync's memory grew with each
+    batch (opening a 1,000-workspace warehouse took 59 MB with its 40 staging schemas, 28 MB without them)."""
+    with extracted.pipeline.sql_client() as client, client.with_staging_dataset():
+        # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP SCHEMA
+        # when the catalog (data/outreach.duckdb) and the dataset share the name (dlt's drop_dataset qualifies)
+        staging = client.capabilities.escape_identifier(client.dataset_name)
+        client.execute_sql(f"DROP SCHEMA IF EXISTS {staging} CASCADE")
 
 
 def _checkpoint(extracted: Extracted) -> None:

@@ -34,6 +34,12 @@ def _sync(sb: Any, tmp: Path, mode: str, keys: list[str], **kw: Any) -> Any:
     )
 
 
+def _staging_schemas(db: Path) -> list[tuple[Any, ...]]:
+    """The dlt staging datasets left in the warehouse (each batch's pipeline has its own)."""
+    sql = "select schema_name from duckdb_schemas() where database_name = 'wh' and schema_name like '%staging%'"
+    return query(db, sql)
+
+
 def test_state_follows_the_workspace_whatever_batch_or_pipeline_loads_it(make_sandbox: Any, tmp_path: Path) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = admin_keys(sb)
@@ -41,6 +47,7 @@ def test_state_follows_the_workspace_whatever_batch_or_pipeline_loads_it(make_sa
     full = _sync(sb, tmp_path, "full", keys, batch_size=len(keys))  # one batch, one pipeline, one load
     assert len({w.pipeline_name for w in full.workspaces}) == 1
     assert len({tuple(w.load_ids) for w in full.workspaces}) == 1
+    assert _staging_schemas(db) == []  # a good load drops its batch's staging dataset
     truths = [api_truth(sb.base_url, k) for k in keys]
 
     # now one batch per workspace, on one worker thread: other pipelines, the same state
@@ -50,6 +57,7 @@ def test_state_follows_the_workspace_whatever_batch_or_pipeline_loads_it(make_sa
     assert len({w.pipeline_name for w in idle.workspaces}) == len(keys)
     assert sb.metrics()["requests"] == 4 * len(keys), "a workspace's cursors were lost when its batch changed"
     assert table_snapshot(db) == before
+    assert _staging_schemas(db) == []  # nor one per batch of this run
 
     old_fps = {cid: campaign_fingerprint(c) for t in truths for cid, c in t["campaigns"].items()}
     sb.advance(6 * 3600)
