@@ -7,10 +7,12 @@ loads of one process run one at a time (DuckDB takes one writer). On PostgreSQL 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 from pipelines.core.deadline import interrupted, interruption
 from pipelines.core.errors import OutreachError
@@ -129,11 +131,13 @@ def _drop_staging(extracted: Extracted) -> None:
     warehouse listed one such schema per batch of every run, its file held the staged rows twice, and an open
     DuckDB keeps the catalog and row-group metadata of every table in memory, so a sync's memory grew with each
     batch (opening a 1,000-workspace warehouse took 59 MB with its 40 staging schemas, 28 MB without them)."""
-    with extracted.pipeline.sql_client() as client, client.with_staging_dataset():
-        # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP SCHEMA
-        # when the catalog (data/outreach.duckdb) and the dataset share the name (dlt's drop_dataset qualifies)
-        staging = client.capabilities.escape_identifier(client.dataset_name)
-        client.execute_sql(f"DROP SCHEMA IF EXISTS {staging} CASCADE")
+    with _unless_duckdb_refuses("dropping the staging schema"):
+        with extracted.pipeline.sql_client() as client, client.with_staging_dataset():
+            # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP
+            # SCHEMA when the catalog (data/outreach.duckdb) and the dataset share the name (dlt's drop_dataset
+            # qualifies it)
+            staging = client.capabilities.escape_identifier(client.dataset_name)
+            client.execute_sql(f"DROP SCHEMA IF EXISTS {staging} CASCADE")
 
 
 def _checkpoint(extracted: Extracted) -> None:
@@ -144,15 +148,21 @@ def _checkpoint(extracted: Extracted) -> None:
     what the WAL has not folded in yet, grew with every batch until loads failed on `memory_limit` (at
     1,000 tiny workspaces: a 196 MB WAL after a full sync, and an idle quick sync whose loads ran out of
     memory from its 25th batch on). A checkpoint that fails costs nothing but the next batch's retry."""
+    with _unless_duckdb_refuses("checkpoint after the load"), extracted.pipeline.sql_client() as client:
+        client.execute_sql("CHECKPOINT")
+
+
+@contextlib.contextmanager
+def _unless_duckdb_refuses(what: str) -> Iterator[None]:
+    """Tidying after a load: a DuckDB refusal is skipped (the data is committed either way), anything else raised."""
     import duckdb
 
     try:
-        with extracted.pipeline.sql_client() as client:
-            client.execute_sql("CHECKPOINT")
-    except Exception as exc:  # a DuckDB refusal only: the data is committed either way
+        yield
+    except Exception as exc:
         if not isinstance(root_cause(exc), duckdb.Error):
             raise
-        log.debug("checkpoint after the load skipped: %s", one_line(root_cause(exc)))
+        log.debug("%s skipped: %s", what, one_line(root_cause(exc)))
 
 
 def _record_load_failure(extracted: Extracted, failure: BaseException) -> None:
