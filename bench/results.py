@@ -95,17 +95,19 @@ def _scale_out_section(rec: dict[str, Any], command: str = "python -m bench --sc
         "before and after the sync (2 cores, shared with the other engineers' jobs).",
         "",
         "| engine | N | sync | wall s | s per workspace | CPU s | requests | per workspace | peak MB | load "
-        "| warehouse ok |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| warehouse ok | file MB | tables |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         load = r.get("load_avg_1m")
+        warehouse = r.get("warehouse") or {}
         out.append(
             f"| {r.get('side', 'ours')} | {r['n']} | {r['mode']} | {r['wall_s']} | {r['s_per_workspace']} "
             f"| {_fmt(r.get('cpu_s'), 2)} | {r['requests']} "
             f"| {r['requests_per_workspace']} | {_fmt(r.get('peak_rss_mb'), 0)} "
             f"| {'-' if not load else f'{load[0]:.1f} / {load[1]:.1f}'} "
-            f"| {_fmt((r.get('warehouse') or {}).get('ok')) if not r.get('exit') else 'sync failed'} |"
+            f"| {_fmt(warehouse.get('ok')) if not r.get('exit') else 'sync failed'} "
+            f"| {_fmt(warehouse.get('file_mb'))} | {_fmt(warehouse.get('tables'))} |"
         )
     if summary.get("targets"):
         t, base = summary["targets"], summary.get("base_n")

@@ -116,14 +116,18 @@ def _children_cpu_s() -> float:
 
 
 def check_warehouse(db: Path, n: int, baseline: bool = False) -> dict[str, Any]:
-    """N workspaces, N committed state rows, N ok records of the newest run (a baseline: N workspaces)."""
+    """N workspaces, N committed state rows, N ok records of the newest run (a baseline: N workspaces); and
+    the file's size and its tables (dlt's staging schemas among them, if a sync leaves them)."""
+    files = [db, db.with_name(db.name + ".wal")]
+    size = {"file_mb": round(sum(f.stat().st_size for f in files if f.exists()) / 2**20, 1)}
     con = duckdb.connect()
     try:
         con.execute(f"attach '{db}' as wh (read_only)")
         con.execute("use wh")
+        size["tables"] = _one(con, "select count(*) from duckdb_tables() where database_name = 'wh'")
         workspaces = _one(con, "select count(distinct id) from outreach.workspaces")
         if baseline:
-            return {"workspaces": workspaces, "ok": workspaces == n}
+            return {"workspaces": workspaces, "ok": workspaces == n, **size}
         states = _one(
             con,
             "select count(*) from outreach.sync_state s join outreach._dlt_loads l "
@@ -136,7 +140,8 @@ def check_warehouse(db: Path, n: int, baseline: bool = False) -> dict[str, Any]:
         )
     finally:
         con.close()
-    return {"workspaces": workspaces, "states": states, "ok_records": ok, "ok": workspaces == states == ok == n}
+    ok_all = workspaces == states == ok == n
+    return {"workspaces": workspaces, "states": states, "ok_records": ok, "ok": ok_all, **size}
 
 
 def _one(con: Any, sql: str) -> int:
