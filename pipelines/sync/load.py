@@ -130,7 +130,7 @@ def _drop_staging(extracted: Extracted) -> None:
     Kept, every batch of a run left a schema of a dozen tables holding a copy of the rows it staged: the
     warehouse listed one such schema per batch of every run, its file held the staged rows twice, and an open
     DuckDB keeps the catalog and row-group metadata of every table in memory, so a sync's memory grew with each
-    batch (opening a 1,000-workspace warehouse took 59 MB with its 40 staging schemas, 28 MB without them)."""
+    batch (bench/scale_out_1000.md)."""
     with _unless_duckdb_refuses("dropping the staging schema"):
         with extracted.pipeline.sql_client() as client, client.with_staging_dataset():
             # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP
