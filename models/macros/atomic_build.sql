@@ -87,15 +87,20 @@
         ~ target.schema ~ "' and table_catalog = '" ~ target.database ~ "'") }}
 {% endmacro %}
 
+{#- One transaction: an incremental model's table that was renamed aside goes back as it was
+    (macros/incremental_atomic.sql), every other `__next` relation is dropped. -#}
 {% macro discard_next_relations() %}
-    {%- set statements = discard_incremental_state() -%}
-    {%- for relation in _published_relations() -%}
-        {%- if relation.identifier.endswith(next_suffix()) -%}
+    {%- set published = _published_relations() -%}
+    {%- set restoring = restore_incremental_relations(published) -%}
+    {%- set statements = ['begin'] + restoring.statements + discard_incremental_state() -%}
+    {%- for relation in published -%}
+        {%- if relation.identifier.endswith(next_suffix()) and relation.identifier | lower not in restoring.restored -%}
             {%- do statements.append(drop_relation_sql(relation)) -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do statements.append('commit') -%}
     {%- do log('outreach: build failed; the published ' ~ target.schema ~ ' relations are unchanged', info=true) -%}
-    {{ return(statements | join(';\n') ~ (';' if statements else '')) }}
+    {{ return(statements | join(';\n') ~ ';') }}
 {% endmacro %}
 
 {% macro swap_in_next_relations(results) %}

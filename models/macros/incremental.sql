@@ -20,9 +20,8 @@
     The snapshot is taken by the on-run-start hook into `<name>__next` tables and replaces the published one
     only when every model and test passed (inside the swap's transaction with `atomic_build`).
 
-    With `atomic_build`, an incremental model's `<name>__next` must start as a copy of the published table
-    (its alias is `__next`, macros/atomic_build.sql): the on-run-start hook copies it, so `is_incremental()`
-    holds and a failing build still leaves the published table untouched.
+    With `atomic_build`, an incremental model's `<name>__next` must start as the published table (its alias is
+    `__next`, macros/atomic_build.sql), so that `is_incremental()` holds: macros/incremental_atomic.sql.
 
     These macros read raw tables directly (not through staging): staging leaves out deleted rows and closed
     versions, which are exactly what must be found here.
@@ -114,24 +113,36 @@
     where {{ changed_since_snapshot('replies') }}
 {%- endmacro %}
 
-{#- The model's pre-hook: drop the rows of every touched lead (a lead whose rows are all gone gets no new
-    row, so delete+insert alone would keep it); without a snapshot, drop every row. A join (`using`), not a
-    correlated `exists`: DuckDB runs the `exists` form several times slower over millions of leads. -#}
+{#- A condition matching a row of `target` (workspace_id, lead_email) to a touched lead of `touched`. -#}
+{% macro touched_lead_match(touched, target) -%}
+    {{ touched }}.workspace_id = {{ target }}.workspace_id and {{ touched }}.lead_key = coalesce({{ target }}.lead_email, '')
+{%- endmacro %}
+
+{#- The model's pre-hook, in the model's transaction: the touched leads into a table of their own (every lead
+    without a snapshot), the old rows of them into the undo record where one is kept
+    (macros/incremental_atomic.sql), and those rows dropped: a lead whose rows are all gone gets no new row,
+    so delete+insert alone would keep it. A join (`using`), not a correlated `exists`: DuckDB runs the
+    `exists` form several times slower over millions of leads. -#}
 {% macro delete_touched_leads() %}
     {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
-    {%- if not incremental_state_ready() -%}{{ return('delete from ' ~ this) }}{%- endif -%}
-    {{ return('delete from ' ~ this ~ ' as target using (' ~ touched_leads() ~ ') as touched'
-        ~ ' where touched.workspace_id = target.workspace_id and touched.lead_key = coalesce(target.lead_email, \'\')') }}
+    {%- set touched = touched_leads_relation(model.name) -%}
+    {%- set keys = touched_leads() if incremental_state_ready() else
+        "select distinct workspace_id, coalesce(lead_email, '') as lead_key from " ~ this -%}
+    {%- set statements = ['drop table if exists ' ~ touched, 'create table ' ~ touched ~ ' as ' ~ keys] -%}
+    {%- if keeps_undo_record() -%}
+        {%- do statements.append('insert into ' ~ undo_relation(model.name) ~ ' select target.* from ' ~ this
+            ~ ' as target inner join ' ~ touched ~ ' as touched on ' ~ touched_lead_match('touched', 'target')) -%}
+    {%- endif -%}
+    {%- do statements.append('delete from ' ~ this ~ ' as target using ' ~ touched ~ ' as touched where '
+        ~ touched_lead_match('touched', 'target')) -%}
+    {{ return(statements | join(';\n')) }}
 {% endmacro %}
 
-{#- A join clause restricting `alias` (workspace_id, lead_email) to the touched leads on an incremental run
-    with a snapshot; nothing otherwise (a full build). touched_leads() is a `union`: each lead once, so the
-    join repeats no row. -#}
+{#- A join clause restricting `alias` (workspace_id, lead_email) to the touched leads (the pre-hook's table,
+    one row per lead, so the join repeats no row) on an incremental run with a snapshot; nothing otherwise. -#}
 {% macro join_touched_leads(alias) -%}
     {%- if execute and is_incremental() and incremental_state_ready() -%}
-        inner join ({{ touched_leads() }}) as touched
-            on touched.workspace_id = {{ alias }}.workspace_id
-            and touched.lead_key = coalesce({{ alias }}.lead_email, '')
+        inner join {{ touched_leads_relation(model.name) }} as touched on {{ touched_lead_match('touched', alias) }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -155,19 +166,10 @@
         {%- do statements.append('drop table if exists ' ~ relation) -%}
         {%- do statements.append('create table ' ~ relation ~ ' as ' ~ snapshot_sql[name]) -%}
     {%- endfor -%}
-    {%- if var('atomic_build', false) and not flags.FULL_REFRESH -%}
+    {%- if var('atomic_build', false) -%}
         {%- for node in graph.nodes.values() -%}
-            {%- if node.resource_type == 'model' and node.config.materialized == 'incremental'
-                and node.unique_id in selected_resources -%}
-                {%- set published = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.name) -%}
-                {%- if published is not none and published.is_table -%}
-                    {%- set copy = published.incorporate(path={'identifier': node.alias}) -%}
-                    {%- do statements.append('drop table if exists ' ~ copy) -%}
-                    {%- do statements.append('create table ' ~ copy ~ ' as select * from ' ~ published) -%}
-                    {#- dbt listed the schema's relations before this hook: tell its cache of the copy, which
-                        these statements create right after rendering, before any model runs -#}
-                    {%- do adapter.cache_added(copy) -%}
-                {%- endif -%}
+            {%- if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
+                {%- do statements.extend(start_incremental_relation(node)) -%}
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}
@@ -204,13 +206,26 @@
         {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())
             ~ ' rename to ' ~ adapter.quote('incremental_' ~ name)) -%}
     {%- endfor -%}
+    {%- do statements.extend(drop_undo_records()) -%}
     {{ return(statements) }}
 {% endmacro %}
 
+{#- The run's state: the snapshot it took, and each incremental model's touched leads and undo record. -#}
 {% macro discard_incremental_state() %}
     {%- set statements = [] -%}
     {%- for name in incremental_state_tables() -%}
         {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name, next_suffix())) -%}
+    {%- endfor -%}
+    {%- do statements.extend(drop_undo_records()) -%}
+    {{ return(statements) }}
+{% endmacro %}
+
+{% macro drop_undo_records() %}
+    {%- set statements = [] -%}
+    {%- for node in graph.nodes.values() -%}
+        {%- if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
+            {%- do statements.extend(drop_undo_sql(node)) -%}
+        {%- endif -%}
     {%- endfor -%}
     {{ return(statements) }}
 {% endmacro %}

@@ -156,7 +156,7 @@ def first_sent_at(f: dict[str, pd.DataFrame]) -> pd.Series:
 
 def week_start(days: pd.Series) -> pd.Series:
     d = pd.to_datetime(days)
-    return (d - pd.to_timedelta(d.dt.weekday, unit="D")).dt.date
+    return (d - pd.to_timedelta(d.dt.day_of_week, unit="D")).dt.date
 
 
 def check_engagement_marts(warehouse: Path, classes: dict[str, str] | None = None) -> dict[str, int]:

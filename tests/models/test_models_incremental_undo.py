@@ -1,0 +1,125 @@
+"""On DuckDB an incremental model's table is renamed aside for the build, not copied, with an undo record of
+the rows it replaces (models/macros/incremental_atomic.sql): a failed build puts the table back as it was, and
+a build that was killed while the table was aside is put back by the next build's start."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from devtools.synthetic import make_raw_warehouse
+from models import PROJECT_DIR
+from models.build import build
+from models.errors import DataTestFailure
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as w (read_only)")
+        con.execute("use w")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _execute(path: Path, sql: str) -> None:
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(sql)
+    finally:
+        con.close()
+
+
+def _leads(path: Path) -> list[tuple[Any, ...]]:
+    return _query(path, "select * from reporting.lead_engagement order by all")
+
+
+def _scratch(path: Path) -> list[str]:
+    """What a build leaves beside the published tables: `__next` relations and undo records."""
+    rows = _query(
+        path,
+        "select table_schema || '.' || table_name from information_schema.tables "
+        "where (table_schema = 'reporting' and table_name like '%\\_\\_next' escape '\\') "
+        "or (table_schema = 'reporting_inputs' and table_name like 'incremental\\_%' escape '\\' "
+        "and table_name not in ('incremental_marks', 'incremental_campaigns')) order by 1",
+    )
+    return [r[0] for r in rows]
+
+
+def _touch_leads(path: Path) -> None:
+    """A sync that rewrote a tenth of the recipients: a new `synced_at` and a new first name."""
+    _execute(
+        path,
+        "update outreach.campaign_recipients set synced_at = now(), first_name = 'A touched name' "
+        "where hash(id) % 10 = 0",
+    )
+
+
+def _variant_sent(path: Path, change: int) -> None:
+    """Break (+5) or mend (-5) the data test variant_sent_adds_up on one campaign."""
+    campaign = _query(path, "select min(campaign_id) from outreach.campaign_stats")[0][0]
+    _execute(
+        path,
+        f"update outreach.campaign_variants set sent = sent + {change} "
+        f"where campaign_id = '{campaign}' and \"index\" = 0",
+    )
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    assert build(path, publish=False).passed
+    return path
+
+
+def _fails_then_passes_as_a_full_refresh(path: Path, before: list[tuple[Any, ...]]) -> None:
+    """A failing build leaves lead_engagement as `before`; once mended, the incremental build publishes the
+    change, which equals a full refresh."""
+    _variant_sent(path, +5)
+    with pytest.raises(DataTestFailure):
+        build(path, publish=False)
+    assert _leads(path) == before, "the touched leads' rows are back as they were"
+    assert _scratch(path) == []
+
+    _variant_sent(path, -5)
+    assert build(path, publish=False).passed
+    after = _leads(path)
+    assert after != before, "the touch changes lead_engagement, so the check above could fail"
+    assert _scratch(path) == []
+    assert build(path, publish=False, full_refresh=True).passed
+    assert _leads(path) == after
+
+
+def test_a_failed_build_puts_the_table_back_and_a_good_one_publishes_the_change(built: Path) -> None:
+    before = _leads(built)
+    _touch_leads(built)
+    _fails_then_passes_as_a_full_refresh(built, before)
+
+
+def test_a_build_killed_while_the_table_is_aside_is_put_back_by_the_next(built: Path, tmp_path: Path) -> None:
+    # a build that ends without its on-run-end hook (no swap, no clean-up) is one killed after its last model
+    project = tmp_path / "project"
+    shutil.copytree(PROJECT_DIR, project, ignore=shutil.ignore_patterns("__pycache__", "*.py", "target", "logs"))
+    config = project / "dbt_project.yml"
+    hook = '  - "{{ outreach_finish_build(results) }}"'
+    assert hook in config.read_text()
+    config.write_text(config.read_text().replace(hook, ""))
+    before = _leads(built)
+    _touch_leads(built)
+    build(built, publish=False, project_dir=project)
+
+    scratch = _scratch(built)
+    assert "reporting.lead_engagement__next" in scratch
+    assert "reporting_inputs.incremental_undo_lead_engagement" in scratch
+    assert _query(built, "select count(*) from information_schema.tables where table_name = 'lead_engagement'") == [
+        (0,)
+    ]
+    # the next build's start puts the table back before anything else: a failing one shows it as before
+    _fails_then_passes_as_a_full_refresh(built, before)
