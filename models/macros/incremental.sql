@@ -1,6 +1,6 @@
 {#-
-    Incremental models. A large mart (one row per lead, ...) is rebuilt only for the keys that what the
-    syncs changed since the last good build touches; `outreach models --full-refresh` (dbt's
+    Incremental models. A large mart keyed by lead (`lead_engagement`, `lead_timeline`) is rebuilt only for
+    the leads that what the syncs changed since the last good build touches; `outreach models --full-refresh` (dbt's
     `--full-refresh`) rebuilds it from every row.
 
     What changed is read from the raw tables, against a snapshot of the warehouse that the last good build
@@ -13,6 +13,8 @@
       recipients are loaded as Arrow tables, which dlt gives no load id.
     - `incremental_campaigns`: the campaigns then current (no `_dlt_valid_to`). Closing an scd2 version
       writes no `synced_at`; a campaign that left or came back changes every lead of it.
+    - `incremental_loads`: the distinct `_dlt_load_id` of the webhook events then present. Events are
+      insert-only and loaded as rows, which dlt stamps with their load's id: a new id is a new event.
     The snapshot and the models read the same warehouse state because `outreach models` holds the
     warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
     keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
@@ -27,7 +29,7 @@
     versions, which are exactly what must be found here.
 -#}
 
-{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns']) }}{% endmacro %}
+{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns', 'loads']) }}{% endmacro %}
 
 {% macro incremental_state_relation(name, suffix='') %}
     {{ return(api.Relation.create(database=target.database, schema='reporting_inputs',
@@ -54,18 +56,21 @@
     {{ return(true) }}
 {% endmacro %}
 
-{#- The stamp columns (synced_at, deleted_at) that raw `table_name` has. A warehouse synced by an older
-    version may lack one: its rows then count as changed in every build (correct, only slower). -#}
-{% macro raw_stamp_columns(table_name) %}
+{#- The columns of raw `table_name`, lower-cased; none if the table does not exist yet. -#}
+{% macro raw_columns(table_name) %}
     {%- set found = [] -%}
     {%- set relation = adapter.get_relation(database=raw_relation(table_name).database,
         schema=raw_relation(table_name).schema, identifier=table_name) -%}
     {%- if relation is not none -%}
-        {%- for column in adapter.get_columns_in_relation(relation) -%}
-            {%- if column.name | lower in ['synced_at', 'deleted_at'] -%}{%- do found.append(column.name | lower) -%}{%- endif -%}
-        {%- endfor -%}
+        {%- for column in adapter.get_columns_in_relation(relation) -%}{%- do found.append(column.name | lower) -%}{%- endfor -%}
     {%- endif -%}
     {{ return(found) }}
+{% endmacro %}
+
+{#- The stamp columns (synced_at, deleted_at) that raw `table_name` has. A warehouse synced by an older
+    version may lack one: its rows then count as changed in every build (correct, only slower). -#}
+{% macro raw_stamp_columns(table_name) %}
+    {{ return(raw_columns(table_name) | select('in', ['synced_at', 'deleted_at']) | list) }}
 {% endmacro %}
 
 {#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot. -#}
@@ -100,34 +105,56 @@
     ) as left_campaigns
 {%- endmacro %}
 
-{#- (workspace_id, lead_key) of every lead a change touched; lead_key is the lead's address as staging
+{#- (workspace_key, lead_key) of every lead a change touched: its workspace and its address as staging
     normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe). -#}
-{% macro touched_leads() -%}
-    select workspace_id, coalesce({{ lead_email('email') }}, '') as lead_key
+{% macro touched_recipient_leads() -%}
+    select coalesce(workspace_id, '') as workspace_key, coalesce({{ lead_email('email') }}, '') as lead_key
     from {{ raw_relation('campaign_recipients') }}
     where {{ changed_since_snapshot('campaign_recipients') }}
         or campaign_id in ({{ changed_campaigns() }})
     union
-    select workspace_id, coalesce({{ lead_email('"from"') }}, '') as lead_key
+    select coalesce(workspace_id, ''), coalesce({{ lead_email('"from"') }}, '')
     from {{ raw_relation('replies') }}
     where {{ changed_since_snapshot('replies') }}
 {%- endmacro %}
 
-{#- A condition matching a row of `target` (workspace_id, lead_email) to a touched lead of `touched`. -#}
-{% macro touched_lead_match(touched, target) -%}
-    {{ touched }}.workspace_id = {{ target }}.workspace_id and {{ touched }}.lead_key = coalesce({{ target }}.lead_email, '')
+{#- The leads of webhook events loaded since the snapshot (events are insert-only: a new event has a new
+    `_dlt_load_id`), and of events without a workspace whose campaign arrived, which now take its workspace:
+    their lead as staging resolves it now, and as the model's table holds it. -#}
+{% macro touched_event_leads() -%}
+    {%- set columns = raw_columns('events') -%}
+    {%- if not columns -%}
+        select '' as workspace_key, '' as lead_key where 1 = 0
+    {%- else -%}
+        {%- set loaded = '1 = 1' if '_dlt_load_id' not in columns else '_dlt_load_id not in (select load_id from '
+            ~ incremental_state_relation('loads') ~ " where table_name = 'events')" -%}
+        with changed as (
+            select event_id from {{ raw_relation('events') }}
+            where {{ loaded }} or (workspace_id is null and campaign_id in ({{ changed_campaigns() }}))
+        )
+        select coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key
+        from {{ ref('stg_events') }} where event_id in (select event_id from changed)
+        union
+        select coalesce(workspace_id, ''), coalesce(lead_email, '')
+        from {{ this }} where event_id in (select event_id from changed)
+    {%- endif -%}
 {%- endmacro %}
 
-{#- The model's pre-hook, in the model's transaction: the touched leads into a table of their own (every lead
-    without a snapshot), the old rows of them into the undo record where one is kept
+{#- A condition matching a row of `target` (workspace_id, lead_email) to a touched lead of `touched`. -#}
+{% macro touched_lead_match(touched, target) -%}
+    {{ touched }}.workspace_key = coalesce({{ target }}.workspace_id, '') and {{ touched }}.lead_key = coalesce({{ target }}.lead_email, '')
+{%- endmacro %}
+
+{#- The model's pre-hook, in the model's transaction: the touched leads (the macro named `touched_leads_macro`;
+    every lead without a snapshot) into a table of their own, the old rows of them into the undo record where one is kept
     (macros/incremental_atomic.sql), and those rows dropped: a lead whose rows are all gone gets no new row,
     so delete+insert alone would keep it. A join (`using`), not a correlated `exists`: DuckDB runs the
     `exists` form several times slower over millions of leads. -#}
-{% macro delete_touched_leads() %}
+{% macro delete_touched_leads(touched_leads_macro) %}
     {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
     {%- set touched = touched_leads_relation(model.name) -%}
-    {%- set keys = touched_leads() if incremental_state_ready() else
-        "select distinct workspace_id, coalesce(lead_email, '') as lead_key from " ~ this -%}
+    {%- set keys = context[touched_leads_macro]() if incremental_state_ready() else "select distinct "
+        ~ "coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key from " ~ this -%}
     {%- set statements = ['drop table if exists ' ~ touched, 'create table ' ~ touched ~ ' as ' ~ keys] -%}
     {%- if keeps_undo_record() -%}
         {%- do statements.append('insert into ' ~ undo_relation(model.name) ~ ' select target.* from ' ~ this
@@ -160,7 +187,13 @@
                 ~ ' where ' ~ column_name ~ ' is not null') -%}
         {%- endfor -%}
     {%- endfor -%}
-    {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns()} -%}
+    {%- set loads = ['select cast(null as ' ~ dbt.type_string() ~ ') as table_name, cast(null as '
+        ~ dbt.type_string() ~ ') as load_id where 1 = 0'] -%}
+    {%- if '_dlt_load_id' in raw_columns('events') -%}
+        {%- do loads.append("select distinct 'events', _dlt_load_id from " ~ raw_relation('events')) -%}
+    {%- endif -%}
+    {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns(),
+        'loads': loads | join(' union all ')} -%}
     {%- for name in incremental_state_tables() -%}
         {%- set relation = incremental_state_relation(name, next_suffix()) -%}
         {%- do statements.append('drop table if exists ' ~ relation) -%}

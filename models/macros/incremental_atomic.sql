@@ -66,7 +66,8 @@
     {%- if keeps_undo_record() -%}
         {%- do statements.append('create table ' ~ undo_relation(node.name) ~ ' as select * from ' ~ published ~ ' where 1 = 0') -%}
         {%- do statements.append('create table ' ~ touched_leads_relation(node.name)
-            ~ " as select workspace_id, coalesce(lead_email, '') as lead_key from " ~ published ~ ' where 1 = 0') -%}
+            ~ " as select coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key from "
+            ~ published ~ ' where 1 = 0') -%}
         {%- do statements.append('alter table ' ~ published ~ ' rename to ' ~ adapter.quote(node.alias)) -%}
         {%- do adapter.cache_renamed(published, copy) -%}
     {%- else -%}

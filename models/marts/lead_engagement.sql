@@ -2,7 +2,7 @@
     materialized='incremental',
     incremental_strategy='delete+insert',
     unique_key=['workspace_id', 'lead_email'],
-    pre_hook="{{ delete_touched_leads() }}",
+    pre_hook="{{ delete_touched_leads('touched_recipient_leads') }}",
 ) }}
 
 -- incremental (macros/incremental.sql): a build after a sync recomputes only the leads it touched

@@ -1,6 +1,16 @@
+{{ config(
+    materialized='incremental',
+    incremental_strategy='delete+insert',
+    unique_key='event_id',
+    pre_hook="{{ delete_touched_leads('touched_event_leads') }}",
+) }}
+
 -- Every webhook event about a lead, in order, from outreach.events (deliveries loaded from the spool).
+-- incremental (macros/incremental.sql): a build renumbers only the leads with events loaded since the last one
 with events as (
-    select * from {{ ref('stg_events') }}
+    select events.*
+    from {{ ref('stg_events') }} as events
+    {{ join_touched_leads('events') }}
 ),
 
 lead_events as (

@@ -37,7 +37,7 @@ MARTS = {
 #: staging models that read another staging model, so tables (a view may not: macros/atomic_build.sql)
 STAGING_TABLES = {"stg_campaigns", "stg_email_accounts", "stg_service_clock"}
 #: marts built incrementally (models/macros/incremental.sql)
-INCREMENTAL = {"lead_engagement"}
+INCREMENTAL = {"lead_engagement", "lead_timeline"}
 #: the contract of docs/DESIGN.md
 DESIGN_TABLES = {
     "campaign_performance", "campaign_daily", "variant_performance", "mailbox_health", "reply_outcomes",

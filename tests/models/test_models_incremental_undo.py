@@ -47,8 +47,8 @@ def _scratch(path: Path) -> list[str]:
         path,
         "select table_schema || '.' || table_name from information_schema.tables "
         "where (table_schema = 'reporting' and table_name like '%\\_\\_next' escape '\\') "
-        "or (table_schema = 'reporting_inputs' and table_name like 'incremental\\_%' escape '\\' "
-        "and table_name not in ('incremental_marks', 'incremental_campaigns')) order by 1",
+        "or (table_schema = 'reporting_inputs' and (table_name like 'incremental\\_undo\\_%' escape '\\' "
+        "or table_name like 'incremental\\_touched\\_%' escape '\\')) order by 1",
     )
     return [r[0] for r in rows]
 
