@@ -19,8 +19,8 @@
 {% macro undo_relation(model_name) %}{{ return(incremental_state_relation('undo_' ~ model_name)) }}{% endmacro %}
 {% macro touched_leads_relation(model_name) %}{{ return(incremental_state_relation('touched_' ~ model_name)) }}{% endmacro %}
 
-{#- The undo record's tables that exist now (a query: dbt's relation cache does not see what hooks create). -#}
-{% macro undo_records() %}
+{#- The tables of reporting_inputs now (a query: dbt's relation cache does not see what hooks create). -#}
+{% macro reporting_inputs_tables() %}
     {%- set rows = run_query("select table_name from system.information_schema.tables where table_catalog = '"
         ~ target.database ~ "' and table_schema = 'reporting_inputs'") -%}
     {{ return(rows.columns[0].values() | map('lower') | list) }}
@@ -45,7 +45,7 @@
     {%- set published = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.name) -%}
     {%- set next = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
     {%- set statements = [] -%}
-    {%- if target.type == 'duckdb' and undo_relation(node.name).identifier in undo_records() -%}
+    {%- if target.type == 'duckdb' and undo_relation(node.name).identifier in reporting_inputs_tables() -%}
         {%- if published is none and next is not none -%}  {#- a run killed while the table was aside -#}
             {%- do statements.extend(restore_sql(node, next)) -%}
             {%- set published = next.incorporate(path={'identifier': node.name}) -%}
@@ -86,7 +86,7 @@
     {%- if not keeps_undo_record() -%}{{ return(result) }}{%- endif -%}
     {%- set names = [] -%}
     {%- for relation in published_relations -%}{%- do names.append(relation.identifier | lower) -%}{%- endfor -%}
-    {%- set records = undo_records() -%}
+    {%- set records = reporting_inputs_tables() -%}
     {%- for node in graph.nodes.values() -%}
         {%- if node.resource_type == 'model' and node.config.materialized == 'incremental'
             and undo_relation(node.name).identifier in records
