@@ -1,6 +1,7 @@
 """The full model build against the incremental one after a quick sync that changed about 1% of the rows.
 
-Per case (1M and 10M synthetic recipients, devtools.synthetic): a first build creates `reporting` and the
+Per case (1M and 10M synthetic recipients, devtools.synthetic; and 1,000, whose builds are mostly
+fixed cost): a first build creates `reporting` and the
 incremental snapshot (not measured: it parses the project from scratch). Then, twice, a quick sync's load is
 simulated (`touch`: a new dlt load, 1% of recipients and 1% of replies re-written with that sync's
 `synced_at` and load id, 1% of webhook events with its load id) and the warehouse is built: first with
@@ -13,7 +14,7 @@ read before and after each build: the machine is shared. One JSON line per case.
 The re-written rows keep their values: the data tests tie recipients' statuses to the service's totals,
 and an incremental build recomputes a touched key whatever changed in it.
 
-    .venv/bin/python -m bench.models_incremental                 # both cases
+    .venv/bin/python -m bench.models_incremental                 # every case
     .venv/bin/python -m bench.models_incremental --cases 1m
     .venv/bin/python -m bench.models_incremental --baseline HEAD~1
 
@@ -38,7 +39,8 @@ from typing import Any
 from bench.models_build import ROOT, child_generate, process_age, run_child
 from devtools.runner_parity import runner_tree
 
-CASES = {"1m": 1_000_000, "10m": 10_000_000}
+#: "1k" is the floor: a build's start-up and dbt's cost per model and test, with almost no rows to read
+CASES = {"1k": 1_000, "1m": 1_000_000, "10m": 10_000_000}
 SHARE = 0.01
 #: the target: the incremental build at most this share of the full one at 10M
 TARGET_RATIO = 0.25
@@ -144,7 +146,7 @@ def run_case(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1m", "10m"])
+    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1k", "1m", "10m"])
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated warehouse left in --workdir")
     parser.add_argument("--baseline", metavar="REV", help="also run each case with this git revision's dbt project")
