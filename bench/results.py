@@ -229,17 +229,18 @@ def _incremental_section(rec: dict[str, Any]) -> list[str]:
         "`tree` is `this` (the commit measured) or a git revision (`--baseline REV`: that revision's dbt project,",
         "run right after on the same-seed warehouse).",
         "",
-        "| case | tree | full s | incremental s | incr/full | target | full peak MB | incr peak MB "
+        "| case | tree | started | full s | incremental s | incr/full | target | full peak MB | incr peak MB "
         "| lead_engagement full / incr s | lead_timeline full / incr s | company_rollup full / incr s "
         "| load avg (full; incr) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for line in rec["result"]:
         full, incr = line["full"], line["incremental"]
         load = line["load_avg_1m"]
         marts = " | ".join(f"{full['mart_s'].get(m)} / {incr['mart_s'].get(m)}" for m in INCREMENTAL_MARTS_SHOWN)
         out.append(
-            f"| {line['recipients']:,} recipients | {line.get('tree', 'this')} | {full['wall_s']} | {incr['wall_s']} "
+            f"| {line['recipients']:,} recipients | {line.get('tree', 'this')} | {line.get('date', '-')} "
+            f"| {full['wall_s']} | {incr['wall_s']} "
             f"| {_x(line['ratio_wall'])} | <= {line['target_ratio']}x | {full['peak_rss_mb']:.0f} "
             f"| {incr['peak_rss_mb']:.0f} | {marts} | {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
         )
