@@ -200,9 +200,10 @@
         {%- do statements.append('create table ' ~ relation ~ ' as ' ~ snapshot_sql[name]) -%}
     {%- endfor -%}
     {%- if var('atomic_build', false) -%}
+        {%- set inputs_tables = reporting_inputs_tables() if target.type == 'duckdb' else [] -%}
         {%- for node in graph.nodes.values() -%}
             {%- if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
-                {%- do statements.extend(start_incremental_relation(node)) -%}
+                {%- do statements.extend(start_incremental_relation(node, inputs_tables)) -%}
             {%- endif -%}
         {%- endfor -%}
     {%- endif -%}

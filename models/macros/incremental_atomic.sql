@@ -40,12 +40,13 @@
     {{ return(['drop table if exists ' ~ undo_relation(node.name), 'drop table if exists ' ~ touched_leads_relation(node.name)]) }}
 {% endmacro %}
 
-{#- The on-run-start hook's statements for one incremental model. -#}
-{% macro start_incremental_relation(node) %}
+{#- The on-run-start hook's statements for one incremental model (`inputs_tables`: reporting_inputs_tables()
+    on DuckDB, read once for every model). -#}
+{% macro start_incremental_relation(node, inputs_tables) %}
     {%- set published = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.name) -%}
     {%- set next = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
     {%- set statements = [] -%}
-    {%- if target.type == 'duckdb' and undo_relation(node.name).identifier in reporting_inputs_tables() -%}
+    {%- if undo_relation(node.name).identifier in inputs_tables -%}
         {%- if published is none and next is not none -%}  {#- a run killed while the table was aside -#}
             {%- do statements.extend(restore_sql(node, next)) -%}
             {%- set published = next.incorporate(path={'identifier': node.name}) -%}

@@ -13,6 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pipelines.core.deadline import interrupted, interruption
 from pipelines.core.errors import OutreachError
@@ -24,6 +25,9 @@ from pipelines.sync.marks import drop_duplicate_history_rows, mark_deleted
 from pipelines.sync.outcome import Extracted, run_record
 from pipelines.warehouse.failure import explain, outreach_error
 from pipelines.warehouse.runs import record_failed_runs
+
+if TYPE_CHECKING:
+    from dlt.destinations.sql_client import SqlClientBase
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +63,7 @@ def load_batch(extracted: Extracted) -> list[WorkspaceReport]:
     except Exception as exc:  # noqa: BLE001 - reported per workspace; the package stays pending
         failure = exc
     if extracted.warehouse.is_duckdb:
-        if failure is None:
-            _drop_staging(extracted)
-        _checkpoint(extracted)
+        _tidy_duckdb(extracted, drop_staging=failure is None)
     seconds = round(time.monotonic() - clock, 3)
     if failure is not None:
         _record_load_failure(extracted, failure)
@@ -122,25 +124,34 @@ def _after_load(extracted: Extracted) -> None:
             extracted.marked_deleted = mark_deleted(client, ok, batch.synced_at, protected)
 
 
-def _drop_staging(extracted: Extracted) -> None:
-    """After a good load into DuckDB, drop the batch's staging dataset (`outreach_staging_<first workspace>`):
-    its rows are merged, and the next load of that pipeline makes it again. A failed load keeps it, for the
-    resumed load's merge.
+def _tidy_duckdb(extracted: Extracted, *, drop_staging: bool) -> None:
+    """After a load into DuckDB, in one session: drop the batch's staging schema if the load was good, then
+    fold the write-ahead log into the file."""
+    with _unless_duckdb_refuses("tidying after the load"), extracted.pipeline.sql_client() as client:
+        if drop_staging:
+            with _unless_duckdb_refuses("dropping the staging schema"):
+                _drop_staging(client)
+        _checkpoint(client)
+
+
+def _drop_staging(client: SqlClientBase[Any]) -> None:
+    """Drop the batch's staging dataset (`outreach_staging_<first workspace>`) after a good load: its rows are
+    merged, and the next load of that pipeline makes it again. A failed load keeps it, for the resumed load's
+    merge.
 
     Kept, every batch of a run left a schema of a dozen tables holding a copy of the rows it staged: the
     warehouse listed one such schema per batch of every run, its file held the staged rows twice, and an open
     DuckDB keeps the catalog and row-group metadata of every table in memory, so a sync's memory grew with each
     batch (bench/scale_out_1000.md)."""
-    with _unless_duckdb_refuses("dropping the staging schema"):
-        with extracted.pipeline.sql_client() as client, client.with_staging_dataset():
-            # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP
-            # SCHEMA when the catalog (data/outreach.duckdb) and the dataset share the name (dlt's drop_dataset
-            # qualifies it)
-            staging = client.capabilities.escape_identifier(client.dataset_name)
-            client.execute_sql(f"DROP SCHEMA IF EXISTS {staging} CASCADE")
+    with client.with_staging_dataset():
+        # unqualified, in the file's own catalog: DuckDB finds `"outreach"."<schema>"` ambiguous in DROP
+        # SCHEMA when the catalog (data/outreach.duckdb) and the dataset share the name (dlt's drop_dataset
+        # qualifies it)
+        staging = client.capabilities.escape_identifier(client.dataset_name)
+        client.execute_sql(f"DROP SCHEMA IF EXISTS {staging} CASCADE")
 
 
-def _checkpoint(extracted: Extracted) -> None:
+def _checkpoint(client: SqlClientBase[Any]) -> None:
     """Fold DuckDB's write-ahead log into the file after each batch's load.
 
     The warehouse stays open for the whole run (`destination.kept_open`), and DuckDB did not checkpoint on
@@ -148,8 +159,7 @@ def _checkpoint(extracted: Extracted) -> None:
     what the WAL has not folded in yet, grew with every batch until loads failed on `memory_limit` (at
     1,000 tiny workspaces: a 196 MB WAL after a full sync, and an idle quick sync whose loads ran out of
     memory from its 25th batch on). A checkpoint that fails costs nothing but the next batch's retry."""
-    with _unless_duckdb_refuses("checkpoint after the load"), extracted.pipeline.sql_client() as client:
-        client.execute_sql("CHECKPOINT")
+    client.execute_sql("CHECKPOINT")
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
-from pipelines.sync.load import _checkpoint, _drop_staging
+from pipelines.sync.load import _tidy_duckdb
 from pipelines.warehouse.destination import Warehouse, kept_open, make_pipeline
 
 
@@ -27,7 +27,7 @@ def test_the_wal_is_folded_in_after_a_load_while_the_warehouse_stays_open(tmp_pa
         with pipeline.sql_client() as client:
             client.execute_sql("create table main.rows_loaded as select range as id from range(200000)")
         assert _wal(db) > 0  # committed, not yet in the file: the open database holds it
-        _checkpoint(cast(Any, SimpleNamespace(warehouse=warehouse, pipeline=pipeline)))
+        _tidy_duckdb(cast(Any, SimpleNamespace(warehouse=warehouse, pipeline=pipeline)), drop_staging=False)
         assert _wal(db) == 0
         with pipeline.sql_client() as client:
             assert client.execute_sql("select count(*) from main.rows_loaded") == [(200000,)]
@@ -48,7 +48,7 @@ def test_a_good_loads_staging_schema_is_dropped_in_a_warehouse_whose_catalog_is_
         client.execute_sql(f"create table {staging}.staged as select 1 as id")
         client.execute_sql("create schema outreach")
     extracted = cast(Any, SimpleNamespace(warehouse=warehouse, pipeline=pipeline))
-    _drop_staging(extracted)
+    _tidy_duckdb(extracted, drop_staging=True)
     with pipeline.sql_client() as client:
         schemas = {row[0] for row in client.execute_sql("select schema_name from duckdb_schemas()")}
     assert staging not in schemas and "outreach" in schemas
