@@ -10,7 +10,9 @@ events as (
         and created_at is not null
 ),
 
-recipients as (
+-- not materialized: a CTE read more than once is otherwise materialized whole, every column of every
+-- recipient (DuckDB and PostgreSQL both do); inlined, each reader scans only the columns it needs
+recipients as not materialized (
     select * from {{ ref('stg_campaign_recipients') }}
 ),
 

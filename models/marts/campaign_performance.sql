@@ -10,11 +10,13 @@ stats as (
     select * from {{ ref('stg_campaign_stats') }}
 ),
 
-recipients as (
+-- not materialized: a CTE read more than once is otherwise materialized whole, every column of every
+-- recipient (DuckDB and PostgreSQL both do); inlined, each reader scans only the columns it needs
+recipients as not materialized (
     select * from {{ ref('stg_campaign_recipients') }}
 ),
 
-replies as (
+replies as not materialized (
     select * from {{ ref('stg_replies') }}
 ),
 
