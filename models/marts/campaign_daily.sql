@@ -6,8 +6,7 @@ daily_sends as (
     select * from {{ ref('stg_campaign_daily_sends') }}
 ),
 
--- not materialized: a CTE read more than once is otherwise materialized whole, every column of every
--- recipient (DuckDB and PostgreSQL both do); inlined, each reader scans only the columns it needs
+-- not materialized: read more than once, the CTE would first be copied whole, every column of every row
 recipients as not materialized (
     select * from {{ ref('stg_campaign_recipients') }}
 ),

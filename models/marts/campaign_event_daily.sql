@@ -10,8 +10,7 @@ events as (
         and created_at is not null
 ),
 
--- not materialized: a CTE read more than once is otherwise materialized whole, every column of every
--- recipient (DuckDB and PostgreSQL both do); inlined, each reader scans only the columns it needs
+-- not materialized: read more than once, the CTE would first be copied whole, every column of every row
 recipients as not materialized (
     select * from {{ ref('stg_campaign_recipients') }}
 ),
