@@ -108,12 +108,12 @@
 {#- (workspace_key, lead_key) of every lead a change touched: its workspace and its address as staging
     normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe). -#}
 {% macro touched_recipient_leads() -%}
-    select coalesce(workspace_id, '') as workspace_key, coalesce({{ lead_email('email') }}, '') as lead_key
+    select {{ lead_key_columns(lead_email('email')) }}
     from {{ raw_relation('campaign_recipients') }}
     where {{ changed_since_snapshot('campaign_recipients') }}
         or campaign_id in ({{ changed_campaigns() }})
     union
-    select coalesce(workspace_id, ''), coalesce({{ lead_email('"from"') }}, '')
+    select {{ lead_key_columns(lead_email('"from"')) }}
     from {{ raw_relation('replies') }}
     where {{ changed_since_snapshot('replies') }}
 {%- endmacro %}
@@ -132,12 +132,18 @@
             select event_id from {{ raw_relation('events') }}
             where {{ loaded }} or (workspace_id is null and campaign_id in ({{ changed_campaigns() }}))
         )
-        select coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key
+        select {{ lead_key_columns() }}
         from {{ ref('stg_events') }} where event_id in (select event_id from changed)
         union
-        select coalesce(workspace_id, ''), coalesce(lead_email, '')
+        select {{ lead_key_columns() }}
         from {{ this }} where event_id in (select event_id from changed)
     {%- endif -%}
+{%- endmacro %}
+
+{#- The lead keys of a row (workspace_id, lead_email; `address` when the lead's address is another expression),
+    as a touched-leads table holds them: '' for none. -#}
+{% macro lead_key_columns(address='lead_email') -%}
+    coalesce(workspace_id, '') as workspace_key, coalesce({{ address }}, '') as lead_key
 {%- endmacro %}
 
 {#- A condition matching a row of `target` (workspace_id, lead_email) to a touched lead of `touched`. -#}
@@ -153,8 +159,8 @@
 {% macro delete_touched_leads(touched_leads_macro) %}
     {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
     {%- set touched = touched_leads_relation(model.name) -%}
-    {%- set keys = context[touched_leads_macro]() if incremental_state_ready() else "select distinct "
-        ~ "coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key from " ~ this -%}
+    {%- set keys = context[touched_leads_macro]() if incremental_state_ready()
+        else 'select distinct ' ~ lead_key_columns() ~ ' from ' ~ this -%}
     {%- set statements = ['drop table if exists ' ~ touched, 'create table ' ~ touched ~ ' as ' ~ keys] -%}
     {%- if keeps_undo_record() -%}
         {%- do statements.append('insert into ' ~ undo_relation(model.name) ~ ' select target.* from ' ~ this

@@ -59,23 +59,22 @@
         or published is none or not published.is_table -%}
         {{ return(statements) }}
     {%- endif -%}
-    {%- set copy = published.incorporate(path={'identifier': node.alias}) -%}
+    {%- set next_table = published.incorporate(path={'identifier': node.alias}) -%}
     {%- if next is not none -%}
         {%- do statements.append('drop table if exists ' ~ next) -%}
         {%- do adapter.cache_dropped(next) -%}
     {%- endif -%}
     {%- if keeps_undo_record() -%}
         {%- do statements.append('create table ' ~ undo_relation(node.name) ~ ' as select * from ' ~ published ~ ' where 1 = 0') -%}
-        {%- do statements.append('create table ' ~ touched_leads_relation(node.name)
-            ~ " as select coalesce(workspace_id, '') as workspace_key, coalesce(lead_email, '') as lead_key from "
-            ~ published ~ ' where 1 = 0') -%}
+        {%- do statements.append('create table ' ~ touched_leads_relation(node.name) ~ ' as select '
+            ~ lead_key_columns() ~ ' from ' ~ published ~ ' where 1 = 0') -%}
         {%- do statements.append('alter table ' ~ published ~ ' rename to ' ~ adapter.quote(node.alias)) -%}
-        {%- do adapter.cache_renamed(published, copy) -%}
+        {%- do adapter.cache_renamed(published, next_table) -%}
     {%- else -%}
-        {%- do statements.append('create table ' ~ copy ~ ' as select * from ' ~ published) -%}
+        {%- do statements.append('create table ' ~ next_table ~ ' as select * from ' ~ published) -%}
         {#- dbt listed the schema's relations before this hook: tell its cache of the copy, which these
             statements create right after rendering, before any model runs -#}
-        {%- do adapter.cache_added(copy) -%}
+        {%- do adapter.cache_added(next_table) -%}
     {%- endif -%}
     {{ return(statements) }}
 {% endmacro %}
