@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.results import _scale_out_section
+from bench.results_sections import scale_out_section
 from bench.scale_out import parse_ns, summarise
 from bench.scale_out_pool import summarise_pool
 
@@ -60,7 +60,7 @@ def test_targets_met_at_1000_are_measured_not_projected() -> None:
     assert "projected_idle_quick_s_at_1000" not in summary
     # as stored: the lines go through JSON (per-N keys become strings) before RESULTS.md is written
     stored = json.loads(json.dumps([*lines, summary]))
-    text = "\n".join(_scale_out_section({"date": "2026-11-25T19:33:48Z", "result": stored}))
+    text = "\n".join(scale_out_section({"date": "2026-11-25T19:33:48Z", "result": stored}))
     assert "N = 10, 1000 tiny workspaces" in text
     assert "0.04 s per workspace (target at most 0.05: met)" in text
     assert "1.46x that at N=10 (target at most 1.5x: met)" in text
@@ -79,7 +79,7 @@ def test_a_missed_target_says_missed() -> None:
         "peak_rss_met": False,
         "met": False,
     }
-    text = "\n".join(_scale_out_section({"date": "d", "result": json.loads(json.dumps([*lines, summary]))}))
+    text = "\n".join(scale_out_section({"date": "d", "result": json.loads(json.dumps([*lines, summary]))}))
     assert "(target at most 0.05: MISSED)" in text and "(target at most 1.5x: MISSED)" in text
 
 
