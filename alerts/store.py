@@ -210,7 +210,7 @@ def acknowledge(db: Db, iid: str) -> dict[str, Any] | None:
         return None
     if rows[0]["state"] == OPEN:
         db.execute(
-            f"update {TABLE} set state = 'acknowledged', acknowledged_at = ?, updated_at = ? where incident_id = ?",
+            f"update {TABLE} set state = '{ACKNOWLEDGED}', acknowledged_at = ?, updated_at = ? where incident_id = ?",
             [datetime.now(UTC), datetime.now(UTC), iid],
         )
     return db.dicts(f"select * from {TABLE} where incident_id = ?", [iid])[0]

@@ -154,12 +154,3 @@ def take_snapshot(base_url: str, api_key: str, *, with_recipients: bool = True) 
         return snap
     finally:
         reader.close()
-
-
-def campaign_list(base_url: str, api_key: str) -> list[dict[str, Any]]:
-    """Just the campaign list (cheap: one request per 100 campaigns), to check two sandboxes agree."""
-    reader = _Reader(base_url, api_key)
-    try:
-        return reader.pages("/campaigns", CAMPAIGNS_PER_PAGE)
-    finally:
-        reader.close()

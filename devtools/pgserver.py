@@ -16,8 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 from pipelines.core.ports import start_on_a_port
@@ -165,12 +164,3 @@ class PostgresServer:
             except (OSError, RuntimeError):
                 time.sleep(0.2)
         raise PostgresUnavailable(f"postgres did not accept connections on port {self.port} within {timeout:.0f} s")
-
-
-@contextmanager
-def postgres_server() -> Iterator[PostgresServer]:
-    server = PostgresServer()
-    try:
-        yield server.start()
-    finally:
-        server.stop()

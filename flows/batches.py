@@ -22,7 +22,6 @@ from uuid import UUID
 
 log = logging.getLogger(__name__)
 
-BATCH_DEPLOYMENT = "sync-batch/batch"
 POLL_S = 2.0
 
 

@@ -160,10 +160,8 @@ def seed_history(c: Campaign, ws: Workspace, d: Directory, rng: np.random.Genera
         days, counts = np.unique((t // DAY).astype(np.int64), return_counts=True)
         for day, count in zip(days.tolist(), counts.tolist(), strict=True):
             c.daily[day] = c.daily.get(day, 0) + count
-        mb_counts = np.bincount(mailbox[sel], minlength=len(ws.mailboxes))
         mb_today = np.bincount(mailbox[sel][t >= today], minlength=len(ws.mailboxes))
         for m in ws.mailboxes:
-            m.sent_total += int(mb_counts[m.index])
             m.sent_today += int(mb_today[m.index])
     c.sent = int(steps_sent.sum())
     c.variant_sent = np.bincount(variant, weights=steps_sent, minlength=5).astype(np.int64)

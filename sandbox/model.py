@@ -36,7 +36,6 @@ class Mailbox:
     next_free: float = 0.0
     reputation_hit: float = 0.0  # points a scenario takes off the score at the next UTC midnight
     bounces_today: int = 0
-    sent_total: int = 0
 
 
 @dataclass
@@ -210,10 +209,6 @@ class ApiKey:
     level: str  # "rw" | "read"
     role: str  # "admin" | "former_admin"
 
-    @property
-    def can_write(self) -> bool:
-        return self.level == "rw" and self.role == "admin"
-
 
 @dataclass
 class Workspace:
@@ -308,7 +303,6 @@ class State:
     rng: np.random.Generator  # the simulation's randomness (clock advances only)
     rng_ids: np.random.Generator  # ids and choices made by API writes
     lock: threading.RLock = field(default_factory=threading.RLock)
-    hook_by_id: dict[str, Hook] = field(default_factory=dict)
     workspace_by_id: dict[str, Workspace] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -64,7 +64,6 @@ class Recipients:
     unsub_due: np.ndarray
 
     def __init__(self, base: int) -> None:
-        self.base = base
         self._prefix = str(uuid.UUID(int=base))[:-8]
         self.person = np.zeros(0, dtype=np.int32)
         self.status = np.zeros(0, dtype=np.int8)
@@ -95,13 +94,3 @@ class Recipients:
 
     def id_of(self, row: int) -> str:
         return f"{self._prefix}{row:08x}"
-
-    def row_of(self, recipient_id: str) -> int | None:
-        try:
-            value = uuid.UUID(recipient_id).int
-        except ValueError:
-            return None
-        row = value & 0xFFFFFFFF
-        if value & ~0xFFFFFFFF != self.base or row >= len(self):
-            return None
-        return row

@@ -176,7 +176,6 @@ class Simulator:
         for index in np.flatnonzero(per_mb).tolist():
             m = ws.mailboxes[index]
             m.sent_today += int(per_mb[m.index])
-            m.sent_total += int(per_mb[m.index])
             m.bounces_today += int(bounced_mb[m.index])
         ws.credits -= k
         ws.person_last_contact[r.person[rows]] = times

@@ -130,48 +130,22 @@ def warehouse_writer(
             yield waited
 
 
-class _Reusable:
-    """A context manager factory as a reusable ``with obj:`` (one context per entry, per thread)."""
+class Access:
+    """`access` as a reusable ``with`` object (what a batch's warehouse reader holds around each read): one
+    context per entry, per thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: Any) -> None:
+        self.target = as_target(target)
         self._contexts = threading.local()
-
-    def _context(self) -> contextlib.AbstractContextManager[Any]:
-        raise NotImplementedError
 
     def __enter__(self) -> None:
         stack = self._contexts.__dict__.setdefault("stack", [])
-        context = self._context()
+        context = access(self.target)
         context.__enter__()
         stack.append(context)
 
     def __exit__(self, *exc: object) -> None:
         self._contexts.stack.pop().__exit__(*exc)
-
-
-class Access(_Reusable):
-    """`access` as a reusable ``with`` object (what a batch's warehouse reader holds around each read)."""
-
-    def __init__(self, target: Any) -> None:
-        super().__init__()
-        self.target = as_target(target)
-
-    def _context(self) -> contextlib.AbstractContextManager[Any]:
-        return access(self.target)
-
-
-class WarehouseLock(_Reusable):
-    """A reusable ``with lock:`` over `warehouse_writer` (for code that takes a context manager object)."""
-
-    def __init__(self, target: Any, holder: str = "", *, shared: bool = False, timeout_s: float | None = None) -> None:
-        super().__init__()
-        self.target = target
-        self.holder = holder
-        self.shared = shared
-        self.timeout_s = timeout_s
-
-    def _context(self) -> contextlib.AbstractContextManager[Any]:
-        return warehouse_writer(self.target, what=self.holder, shared=self.shared, timeout_s=self.timeout_s)
 
 
 def current_holder(target: Any) -> Holder | None:
