@@ -20,6 +20,7 @@ from bench.results_sections import (
     scale_out_section,
     scenarios_rows,
     soak_section,
+    suite_time_section,
 )
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -116,6 +117,9 @@ def render_markdown(data: dict[str, Any]) -> str:
     if soak and isinstance(soak.get("result"), list):
         out += soak_section(soak)
     out += local_speed_section(other.pop("local_speed/-", None))
+    suite = other.pop("suite_time/-", None)
+    if suite and isinstance(suite.get("result"), list):
+        out += suite_time_section(suite)
     demo_runs = [other.pop(key) for key in sorted(other) if key.startswith("demo_time/")]
     if demo_runs:
         out += demo_section(demo_runs)

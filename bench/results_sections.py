@@ -304,3 +304,29 @@ def local_speed_section(speed: dict[str, Any] | None) -> list[str]:
             f"| {p['total_s']} | {p['rows_per_s']} | {p['peak_mb']:.0f} |"
         )
     return out
+
+
+def suite_time_section(rec: dict[str, Any]) -> list[str]:
+    """bench/suite_time.py: one row per fresh-clone run of `.ci/run`."""
+    out = [
+        "",
+        "## `make test` on a fresh clone (`python -m bench.suite_time`)",
+        "",
+        "Each run: a fresh clone of the commit, then `.ci/run` (setup from the lock file, lint, the suite on 3",
+        "workers in a random order). Wall time of `.ci/run`; CPU minutes of it and every process it waited for; busy",
+        "cores = the machine's average over the run (sampled every 5 s; 2 cores, shared with other work).",
+        "",
+        "| commit | started | wall | goal 12 min | pytest s | CPU user + system min | busy cores | load before / after "
+        "| seed | tests |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for line in rec["result"]:
+        minutes, seconds = divmod(round(line["wall_s"]), 60)
+        counts = ", ".join(f"{n} {what}" for what, n in line["counts"].items()) or "-"
+        out.append(
+            f"| {line['rev']} | {line['date']} | {minutes} min {seconds:02d} s "
+            f"| {'met' if line['met'] else 'missed'}{'' if line['passed'] else ' (FAILED)'} | {fmt(line['pytest_s'])} "
+            f"| {line['user_cpu_s'] / 60:.1f} + {line['system_cpu_s'] / 60:.1f} | {fmt(line['busy_cores'], 2)} "
+            f"| {line['load_avg_1m'][0]} / {line['load_avg_1m'][1]} | {line['seed']} | {counts} |"
+        )
+    return out
