@@ -22,6 +22,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -105,15 +106,22 @@ def run_once(rev: str, workdir: Path) -> dict[str, Any]:
     with BusyCores() as busy, open(log_path, "w") as log:
         # CI's environment, not this shell's: nothing of ours (a warehouse path, a destination) leaks into the run
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__", "DESTINATION__", "OUTREACH_"))}
+        # a session of its own: an interrupted bench stops the whole run (the servers its tests started too)
         child = subprocess.Popen(["bash", ".ci/run"], cwd=clone, env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True)  # fmt: skip
+                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
         assert child.stdout is not None
-        for text in child.stdout:
-            log.write(text)
-            output.append(text)
-            if _PROGRESS.search(text.rstrip()):
-                print(f"  {time.perf_counter() - started:6.0f} s  {text.rstrip()[-6:]}", file=sys.stderr, flush=True)
-        returncode = child.wait()
+        try:
+            for text in child.stdout:
+                log.write(text)
+                output.append(text)
+                if _PROGRESS.search(text.rstrip()):
+                    elapsed = time.perf_counter() - started
+                    print(f"  {elapsed:6.0f} s  {text.rstrip()[-6:]}", file=sys.stderr, flush=True)
+            returncode = child.wait()
+        except BaseException:
+            os.killpg(child.pid, signal.SIGTERM)
+            child.wait()
+            raise
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = parse_pytest("".join(output))
     line.update({
@@ -148,6 +156,7 @@ def main() -> int:
     parser.add_argument("--no-save", action="store_true", help="print the lines only")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="suite_time_"))
+    workdir.chmod(0o755)  # as a clone anywhere else: some tests run code of the clone as another user
     lines = []
     for number in range(1, args.runs + 1):
         print(

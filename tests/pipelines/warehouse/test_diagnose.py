@@ -7,6 +7,7 @@ import contextlib
 import errno
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -155,6 +156,11 @@ def _check_as_nobody(path: Path) -> subprocess.CompletedProcess[str]:
     """`python -m pipelines.warehouse.diagnose check PATH` as an unprivileged user (root ignores permissions)."""
     command = [PYTHON, "-m", "pipelines.warehouse.diagnose", "check", str(path)]
     if os.geteuid() == 0:
+        closed = [p for p in (ROOT, *ROOT.parents) if not p.stat().st_mode & stat.S_IXOTH]
+        assert not closed, (
+            f"{closed[0]} is closed to other users, so user nobody cannot import this checkout: "
+            "clone it where others can read it"
+        )
         command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
     return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=60)
 
