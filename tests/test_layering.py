@@ -36,12 +36,16 @@ def _modules(packages: tuple[str, ...] = PRODUCT) -> dict[str, Path]:
 
 
 def _imported(path: Path, modules: dict[str, Path]) -> Iterator[str]:
-    """Every product module `path` imports, at the top or inside a function."""
+    """Every product module `path` imports, at the top or inside a function, absolutely or relatively
+    (`from .model import x` in sandbox/content.py is `sandbox.model`)."""
+    package = list(path.relative_to(ROOT).parent.parts)
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            module = ".".join(part for part in (base, node.module or "") if part)
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                yield full if full in modules else node.module
+                full = f"{module}.{alias.name}"
+                yield full if full in modules else module
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
 
