@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from bench.peak import children_cpu_s
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 DEMO_RATE_LIMIT = 6000  # flows/demo.py's figure, sandbox and client alike
@@ -73,16 +74,10 @@ def parse_demo(stdout: str) -> dict[str, Any]:
     return {"syncs": syncs, "steps": steps}
 
 
-def _children_cpu_s() -> float:
-    """User + system CPU seconds of every child process waited for so far (and of theirs that they waited for)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_demo(scale: str, tree: Path | None, label: str, cwd: str) -> dict[str, Any]:
     """One `outreach demo` in `cwd`: wall seconds, load average before and after, parsed figures."""
     before = load_average()
-    cpu_before = _children_cpu_s()
+    cpu_before = sum(children_cpu_s())
     started = time.perf_counter()
     done = subprocess.run(
         [OUTREACH, "demo", "--scale", scale],
@@ -94,7 +89,7 @@ def run_demo(scale: str, tree: Path | None, label: str, cwd: str) -> dict[str, A
         timeout=900,
     )
     seconds = time.perf_counter() - started
-    cpu_s = _children_cpu_s() - cpu_before
+    cpu_s = sum(children_cpu_s()) - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"outreach demo failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
     leaked = "leaked" in done.stdout + done.stderr

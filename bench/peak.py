@@ -1,4 +1,4 @@
-"""Peak resident memory of this process since it started, in MB.
+"""Peak resident memory of this process since it started, in MB; the CPU time of its children.
 
 Not `ru_maxrss`: on Linux the kernel carries the high-water mark across exec, so a child's
 `ru_maxrss` starts at its parent's RSS at fork, and a child of a big process (the bench holding its
@@ -22,6 +22,13 @@ def peak_rss_mb() -> float:
         pass
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(maxrss / 2**20 if sys.platform == "darwin" else maxrss / 1024, 1)  # bytes on macOS
+
+
+def children_cpu_s() -> tuple[float, float]:
+    """User and system CPU seconds of every child process waited for so far (and of theirs that they waited
+    for): the work done, which a loaded machine stretches far less than the wall time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime, usage.ru_stime
 
 
 def cli_with_peak(mark: str) -> str:

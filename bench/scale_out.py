@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -54,7 +53,7 @@ from typing import Any
 import duckdb
 
 from bench import with_checkout_on_path
-from bench.peak import cli_with_peak, split_peak
+from bench.peak import children_cpu_s, cli_with_peak, split_peak
 from bench.scale_out_support import (
     PROJECT_N,
     SCHEDULE_S,
@@ -92,12 +91,13 @@ def run_cli(args: Sequence[str], env: dict[str, str], cwd: Path, tree: Path | No
     if tree is not None:
         env = {**env, "PYTHONPATH": str(tree) + os.pathsep + env["PYTHONPATH"]}
     started = time.perf_counter()
-    cpu_before = _children_cpu_s()
+    # the CLI's own CPU time (the sandbox is a child too, but not waited for until the end)
+    cpu_before = sum(children_cpu_s())
     proc = subprocess.run(
         [sys.executable, "-c", _CLI, *args], env=env, cwd=str(cwd), capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - started
-    cpu = _children_cpu_s() - cpu_before
+    cpu = sum(children_cpu_s()) - cpu_before
     peak, errors = split_peak(proc.stderr, PEAK_MARK)
     return {
         "wall_s": round(wall, 2),
@@ -106,13 +106,6 @@ def run_cli(args: Sequence[str], env: dict[str, str], cwd: Path, tree: Path | No
         "peak_rss_mb": peak,
         "stderr": errors[-1:] or [],
     }
-
-
-def _children_cpu_s() -> float:
-    """User + system CPU seconds of this process's waited-for children: the CLI's own CPU time, which a loaded
-    machine stretches far less than its wall time (the sandbox is a child too, but not waited for until the end)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def check_warehouse(db: Path, n: int, baseline: bool = False) -> dict[str, Any]:

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -30,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.peak import children_cpu_s
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 12 * 60
@@ -100,7 +101,7 @@ def run_once(rev: str, workdir: Path) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }  # fmt: skip
     load_before = os.getloadavg()[0]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu_s()
     started = time.perf_counter()
     output: list[str] = []
     with BusyCores() as busy, open(log_path, "w") as log:
@@ -122,13 +123,13 @@ def run_once(rev: str, workdir: Path) -> dict[str, Any]:
             os.killpg(child.pid, signal.SIGTERM)
             child.wait()
             raise
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    after = children_cpu_s()
     found = parse_pytest("".join(output))
     line.update({
         "wall_s": round(time.perf_counter() - started, 1),
         "pytest_s": found["pytest_s"],
-        "user_cpu_s": round(after.ru_utime - before.ru_utime, 1),
-        "system_cpu_s": round(after.ru_stime - before.ru_stime, 1),
+        "user_cpu_s": round(after[0] - before[0], 1),
+        "system_cpu_s": round(after[1] - before[1], 1),
         "seed": found["seed"],
         "counts": found["counts"],
         "busy_cores": busy.average(),
