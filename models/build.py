@@ -7,6 +7,8 @@ published tables (and the BI file, published only after a good build) exactly as
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -28,6 +30,8 @@ from pipelines.warehouse.destination import Warehouse
 log = logging.getLogger(__name__)
 
 ATOMIC_VARS = {"atomic_build": True}
+#: the dbt var that carries project_fingerprint() to the incremental snapshot (macros/incremental.sql)
+FINGERPRINT_VAR = "build_fingerprint"
 
 
 def build(
@@ -63,6 +67,7 @@ def build(
     check_warehouse(target)
     write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
     variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
+    variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
     # One parse for both commands. A project that does not parse leaves None: each command then reports it.
     manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
     freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
@@ -87,6 +92,19 @@ def build(
         target.label,
     )
     return report
+
+
+def project_fingerprint(project_dir: Path, variables: dict[str, Any]) -> str:
+    """SHA-256 of the dbt project's files (SQL and YAML, outside dbt's target and log folders) and the build's
+    vars. The incremental snapshot keeps it: a build whose project or vars differ from the last good build's
+    cannot trust what that build computed or tested, and recomputes and tests every key."""
+    digest = hashlib.sha256(json.dumps(variables, sort_keys=True, default=str).encode())
+    tops = [top for top in project_dir.iterdir() if top.name not in ("target", "logs")]
+    files = [path for top in tops for path in ([top] if top.is_file() else top.rglob("*"))]
+    for path in sorted(files):
+        if path.suffix in (".sql", ".yml") and path.is_file():
+            digest.update(str(path.relative_to(project_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def run_build(

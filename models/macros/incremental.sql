@@ -15,6 +15,10 @@
       writes no `synced_at`; a campaign that left or came back changes every lead of it.
     - `incremental_loads`: the distinct `_dlt_load_id` of the webhook events then present. Events are
       insert-only and loaded as rows, which dlt stamps with their load's id: a new id is a new event.
+    - `incremental_build`: the var `build_fingerprint` of that build (models/build.py: the project's SQL and
+      YAML and the build's vars). The rows a build computed and tested hold only for the same project and
+      vars: a build with another fingerprint (a new version, a changed var such as `reply_classes`, a plain
+      `dbt build` without the var) treats the snapshot as missing.
     The snapshot and the models read the same warehouse state because `outreach models` holds the
     warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
     keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
@@ -29,7 +33,7 @@
     versions, which are exactly what must be found here.
 -#}
 
-{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns', 'loads']) }}{% endmacro %}
+{% macro incremental_state_tables() %}{{ return(['marks', 'campaigns', 'loads', 'build']) }}{% endmacro %}
 
 {% macro incremental_state_relation(name, suffix='') %}
     {{ return(api.Relation.create(database=target.database, schema='reporting_inputs',
@@ -45,6 +49,7 @@
 {#- The raw tables the incremental models read, with their sync and deletion stamps. -#}
 {% macro incremental_marked_tables() %}{{ return(['campaign_recipients', 'replies']) }}{% endmacro %}
 
+{#- A published snapshot exists, taken by a build of the same project and vars. -#}
 {% macro incremental_state_ready() %}
     {%- if not execute -%}{{ return(false) }}{%- endif -%}
     {%- for name in incremental_state_tables() -%}
@@ -53,8 +58,11 @@
             {{ return(false) }}
         {%- endif -%}
     {%- endfor -%}
-    {{ return(true) }}
+    {%- set stored = run_query('select fingerprint from ' ~ incremental_state_relation('build')) -%}
+    {{ return(stored.rows | length == 1 and stored.rows[0][0] == build_fingerprint()) }}
 {% endmacro %}
+
+{% macro build_fingerprint() %}{{ return(var('build_fingerprint', '') | string) }}{% endmacro %}
 
 {#- The columns of raw `table_name`, lower-cased; none if the table does not exist yet. -#}
 {% macro raw_columns(table_name) %}
@@ -157,8 +165,10 @@
     so delete+insert alone would keep it. A join (`using`), not a correlated `exists`: DuckDB runs the
     `exists` form several times slower over millions of leads. -#}
 {% macro delete_touched_leads(touched_leads_macro) %}
-    {%- if not (execute and is_incremental()) -%}{{ return('') }}{%- endif -%}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set touched = touched_leads_relation(model.name) -%}
+    {#- a build from every row leaves no touched leads: its tests read every row (macros/incremental_scope.sql) -#}
+    {%- if not is_incremental() -%}{{ return('drop table if exists ' ~ touched) }}{%- endif -%}
     {%- set keys = context[touched_leads_macro]() if incremental_state_ready()
         else 'select distinct ' ~ lead_key_columns() ~ ' from ' ~ this -%}
     {%- set statements = ['drop table if exists ' ~ touched, 'create table ' ~ touched ~ ' as ' ~ keys] -%}
@@ -198,8 +208,10 @@
     {%- if '_dlt_load_id' in raw_columns('events') -%}
         {%- do loads.append("select distinct 'events', _dlt_load_id from " ~ raw_relation('events')) -%}
     {%- endif -%}
+    {%- set fingerprint = "select cast('" ~ build_fingerprint().replace("'", "''") ~ "' as " ~ dbt.type_string()
+        ~ ') as fingerprint' -%}
     {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns(),
-        'loads': loads | join(' union all ')} -%}
+        'loads': loads | join(' union all '), 'build': fingerprint} -%}
     {%- for name in incremental_state_tables() -%}
         {%- set relation = incremental_state_relation(name, next_suffix()) -%}
         {%- do statements.append('drop table if exists ' ~ relation) -%}
@@ -231,7 +243,8 @@
 {% endmacro %}
 
 {#- After a good build: the snapshot becomes the published one, if this run built every incremental model
-    (a `dbt run --select` of some keeps the old snapshot, so the others still see the changes since). -#}
+    and ran every test scoped to the changes (macros/incremental_scope.sql): a `dbt run`, or a `--select` of
+    some, keeps the old snapshot, so the next build still sees the changes since. -#}
 {% macro publish_incremental_state() %}
     {%- set statements = [] -%}
     {%- if flags.WHICH not in ['build', 'run'] -%}{{ return(statements) }}{%- endif -%}
@@ -241,6 +254,7 @@
             {{ return(discard_incremental_state()) }}
         {%- endif -%}
     {%- endfor -%}
+    {%- if not scoped_tests_selected() -%}{{ return(discard_incremental_state()) }}{%- endif -%}
     {%- for name in incremental_state_tables() -%}
         {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name)) -%}
         {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())

@@ -1,11 +1,12 @@
 {{ config(
     materialized='incremental',
-    incremental_strategy='delete+insert',
-    unique_key=['workspace_id', 'lead_email'],
+    incremental_strategy='append',
     pre_hook="{{ delete_touched_leads('touched_recipient_leads') }}",
 ) }}
 
--- incremental (macros/incremental.sql): a build after a sync recomputes only the leads it touched
+-- incremental (macros/incremental.sql): a build after a sync recomputes only the leads it touched. The
+-- pre-hook deletes their rows and the select returns only theirs, one per (workspace_id, lead_email):
+-- appending them is the whole merge (delete+insert would look for the same rows a second time)
 with campaigns as (
     select campaign_id from {{ ref('stg_campaigns') }}
 ),

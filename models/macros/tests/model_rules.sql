@@ -7,10 +7,14 @@
     - unique: [key, ...]: a key (a column, a list of columns, or {columns: [...], where: <condition>} for
       the rows where it must hold) identifies one row; n_records counts the rows whose key another row shares;
     - accepted_values: {column: [value, ...]}: a value is null or one of these; one row per other value;
-    - relationships: [{column: ..., to: ref('...'), field: ...}]: a value is null or present in `to`.
+    - relationships: [{column: ..., to: ref('...'), field: ...}]: a value is null or present in `to`;
+    - incremental_scope: which rows an incremental build can have changed (macros/incremental_scope.sql);
+      the rules then read those rows only, and `unique` every row sharing a key with one of them.
 -#}
-{% test model_rules(model, not_null=[], unique=[], accepted_values={}, relationships=[]) %}
+{% test model_rules(model, not_null=[], unique=[], accepted_values={}, relationships=[], incremental_scope={}) %}
     {%- set text = dbt.type_string() -%}
+    {%- set scope = incremental_test_scope(incremental_scope) -%}
+    {%- set rows = model if scope is none else '(select * from ' ~ model ~ ' where ' ~ scope ~ ')' -%}
     {%- set keys = [] -%}
     {%- for key in unique -%}
         {%- do keys.append(key if key is mapping else {'columns': [key] if key is string else key}) -%}
@@ -22,7 +26,7 @@
             {%- for column in not_null %},
             count({{ column }}) as n_{{ loop.index }}
             {%- endfor %}
-        from {{ model }}
+        from {{ rows }} as tested
     )
     {%- endif %}
 
@@ -40,9 +44,12 @@
         cast(sum(n) as {{ dbt.type_bigint() }}) as n_records
     from (
         select cast({{ key.columns[0] }} as {{ text }}) as value_field, count(*) as n
-        from {{ model }}
-        {%- if key.where %}
-        where {{ key.where }}
+        from {{ model }} as tested
+        where {{ key.where or '1 = 1' }}
+        {#- scoped: the keys of the changed rows; a key with a null, which `in` never matches, everywhere #}
+        {%- if scope is not none %}
+            and (({{ key.columns | join(', ') }}) in (select {{ key.columns | join(', ') }} from {{ rows }} as changed)
+                {%- for column in key.columns %} or {{ column }} is null{% endfor %})
         {%- endif %}
         group by {{ key.columns | join(', ') }}
         having count(*) > 1
@@ -54,7 +61,7 @@
     {%- for column, values in accepted_values.items() %}
     select 'accepted_values' as rule, '{{ column }}' as column_name, cast({{ column }} as {{ text }}) as value_field,
         count(*) as n_records
-    from {{ model }}
+    from {{ rows }} as tested
     where {{ column }} is not null
         and cast({{ column }} as {{ text }}) not in (
             {%- for value in values -%}
@@ -68,7 +75,7 @@
     {%- for link in relationships %}
     select 'relationships' as rule, '{{ link.column }}' as column_name,
         min(cast(child.{{ link.column }} as {{ text }})) as value_field, count(*) as n_records
-    from {{ model }} as child
+    from {{ rows }} as child
     left join {{ link.to }} as parent on child.{{ link.column }} = parent.{{ link.field }}
     where child.{{ link.column }} is not null and parent.{{ link.field }} is null
     having count(*) > 0
