@@ -18,7 +18,7 @@ renamed as (
         source.campaign_id,
         source.lead_id,
         source.event as event_key,
-        lower(trim(source.email)) as lead_email,
+        {{ lead_email('source.email') }} as lead_email,
         nullif(trim(source.reply_type), '') as reply_type,
         case when source.event = 'lead.replied' then {{ reply_class('source.reply_type') }} end as reply_class,
         source.created_at,
