@@ -17,8 +17,8 @@
       insert-only and loaded as rows, which dlt stamps with their load's id: a new id is a new event.
     - `incremental_build`: the var `build_fingerprint` of that build (models/build.py: the project's SQL and
       YAML and the build's vars). The rows a build computed and tested hold only for the same project and
-      vars: a build with another fingerprint (a new version, a changed var such as `reply_classes`, a plain
-      `dbt build` without the var) treats the snapshot as missing.
+      vars: a build with another fingerprint (a new version, a changed var such as `reply_classes`), or with
+      none (a plain `dbt build`, which cannot tell), treats the snapshot as missing.
     The snapshot and the models read the same warehouse state because `outreach models` holds the
     warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
     keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
@@ -58,6 +58,7 @@
             {{ return(false) }}
         {%- endif -%}
     {%- endfor -%}
+    {%- if not build_fingerprint() -%}{{ return(false) }}{%- endif -%}
     {%- set stored = run_query('select fingerprint from ' ~ incremental_state_relation('build')) -%}
     {{ return(stored.rows | length == 1 and stored.rows[0][0] == build_fingerprint()) }}
 {% endmacro %}

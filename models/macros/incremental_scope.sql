@@ -15,7 +15,8 @@
         {{ return(none) }}
     {%- endif -%}
     {%- set touched = touched_leads_relation(scope.touched_leads) -%}
-    {%- if 'model.outreach.' ~ scope.touched_leads not in selected_resources or not relation_exists_now(touched) -%}
+    {%- if 'model.' ~ project_name ~ '.' ~ scope.touched_leads not in selected_resources
+        or not relation_exists_now(touched) -%}
         {{ return(none) }}
     {%- endif -%}
     {{ return("(coalesce(workspace_id, ''), coalesce(lead_email, '')) in (select workspace_key, lead_key from "
