@@ -7,32 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
 from models.errors import DataTestFailure
+from tests.duckdb_sql import run_sql
 
 pytestmark = pytest.mark.timeout(300)
 
 
-def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(path))
-    try:
-        cursor = con.execute(sql)
-        return cursor.fetchall() if cursor.description else []
-    finally:
-        con.close()
-
-
 def _engagement(path: Path) -> list[tuple[Any, ...]]:
-    return _query(path, "select * from reporting.lead_engagement order by all")
+    return run_sql(path, "select * from reporting.lead_engagement order by all")
 
 
 def _sync_touches(path: Path, lead: str, synced_at: str) -> None:
     """A sync run starting at `synced_at` re-writes the lead's recipients."""
-    _query(
+    run_sql(
         path, f"update outreach.campaign_recipients set synced_at = '{synced_at}' where lower(trim(email)) = '{lead}'"
     )
 
@@ -41,13 +32,13 @@ def test_a_changed_var_rebuilds_every_lead(tmp_path: Path) -> None:
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
     assert build(path, publish=False).passed
     positive = "select sum(count_positive_replies) from reporting.lead_engagement"
-    before = _query(path, positive)[0][0]
+    before = run_sql(path, positive)[0][0]
 
     # no sync between: only the var changes, and with it which replies are positive
     as_positive = {"extra_reply_classes": {"not_interested": "positive"}}
     assert build(path, publish=False, dbt_vars=as_positive).passed
     incremental = _engagement(path)
-    assert _query(path, positive)[0][0] > before
+    assert run_sql(path, positive)[0][0] > before
     assert build(path, publish=False, dbt_vars=as_positive, full_refresh=True).passed
     assert incremental == _engagement(path)
 
@@ -56,24 +47,24 @@ def test_the_tests_of_an_incremental_build_read_the_leads_it_rebuilt(tmp_path: P
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
     assert build(path, publish=False).passed
     leads = "select lead_email from reporting.lead_engagement group by 1 having count(*) = 1 order by 1 limit 2"
-    untouched, touched = (row[0] for row in _query(path, leads))
+    untouched, touched = (row[0] for row in run_sql(path, leads))
     rows_of = f"select count(*) from reporting.lead_engagement where lead_email = '{untouched}'"
 
     # a second row of a lead no sync touches: the scoped test does not read it (a full one would fail)
-    _query(path, f"insert into reporting.lead_engagement select * from reporting.lead_engagement "
+    run_sql(path, f"insert into reporting.lead_engagement select * from reporting.lead_engagement "
                  f"where lead_email = '{untouched}'")  # fmt: skip
     _sync_touches(path, touched, "2030-01-01 00:00:01+00")
     assert build(path, publish=False).passed
-    assert _query(path, rows_of) == [(2,)]
+    assert run_sql(path, rows_of) == [(2,)]
 
     # once a sync touches that lead, its rows are rebuilt: one row again
     _sync_touches(path, untouched, "2030-01-01 00:00:02+00")
     assert build(path, publish=False).passed
-    assert _query(path, rows_of) == [(1,)]
+    assert run_sql(path, rows_of) == [(1,)]
 
     # a webhook event delivered twice, loaded now: its lead is touched, and its two rows break `unique`
-    event_id = _query(path, "select event_id from reporting.lead_timeline where lead_email is not null limit 1")[0][0]
-    _query(path, "insert into outreach.events select * replace ('9.9' as _dlt_load_id, 'dup-row' as _dlt_id) "
+    event_id = run_sql(path, "select event_id from reporting.lead_timeline where lead_email is not null limit 1")[0][0]
+    run_sql(path, "insert into outreach.events select * replace ('9.9' as _dlt_load_id, 'dup-row' as _dlt_id) "
                  f"from outreach.events where event_id = '{event_id}'")  # fmt: skip
     with pytest.raises(DataTestFailure) as failure:
         build(path, publish=False)
