@@ -182,21 +182,32 @@ def models(
         bool,
         typer.Option(
             "--full-refresh",
-            help="Rebuild the incremental marts from every row (after changing a model or a var), not only the "
-            "keys the syncs changed since the last good build.",
+            help="Rebuild the incremental marts from every row, not only the keys the syncs changed since the last "
+            "good build (a changed model or var already rebuilds every key).",
         ),
     ] = False,
+    dbt_vars: Annotated[
+        str | None,
+        typer.Option(
+            "--vars",
+            help="The project's dbt vars to override, as a JSON object, e.g. '{\"extra_reply_classes\": "
+            '{"out_of_office_v2": "auto_reply"}}\' (models/dbt_project.yml lists them).',
+        ),
+    ] = None,
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
+    from models import PROJECT_DIR
     from models.build import build
     from models.errors import BuildFailed
+    from models.settings import parse_dbt_vars
     from pipelines.core.errors import OutreachError
 
     try:
+        variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
             step = after_build_step(target)  # the alert rules, before the BI file is published
-            report = build(target, publish=publish, before_publish=step, full_refresh=full_refresh)
+            report = build(target, publish=publish, before_publish=step, full_refresh=full_refresh, dbt_vars=variables)
     except BuildFailed as exc:
         for line in exc.problems:
             typer.echo(f"error: {line}", err=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from models.errors import ConfigError
 from pipelines.core import constants
@@ -123,5 +123,31 @@ def storage_version() -> str:
         raise ConfigError(
             f"duckdb_storage_version {value!r} is not a DuckDB storage version: use e.g. v1.0.0 "
             "(SOURCES__OUTREACH__DUCKDB_STORAGE_VERSION)"
+        )
+    return value
+
+
+def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:
+    """`outreach models --vars`: a JSON object of the project's vars (dbt_project.yml), checked before any build:
+    dbt itself would ignore a misspelt name."""
+    import json
+
+    import yaml
+
+    example = '\'{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}\''
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"--vars is not JSON ({exc.msg} at character {exc.pos}): pass an object, e.g. {example}"
+        ) from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--vars must be a JSON object of vars, e.g. {example}")
+    known = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")).get("vars") or {}
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"--vars: no var named {', '.join(unknown)} in {project_dir / 'dbt_project.yml'}; "
+            f"the vars are {', '.join(sorted(known))}"
         )
     return value

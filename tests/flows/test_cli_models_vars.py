@@ -1,0 +1,48 @@
+"""`outreach models --vars`: the project's dbt vars for one build, checked before the warehouse is opened (dbt
+itself ignores a misspelt var); a changed var reaches every lead of the incremental marts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devtools.synthetic import make_raw_warehouse
+from tests.duckdb_sql import run_sql
+
+pytestmark = pytest.mark.timeout(300)
+
+OUTREACH = Path(sys.executable).with_name("outreach")
+POSITIVE = "select sum(count_positive_replies) from reporting.lead_engagement"
+
+
+def _models(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(OUTREACH), "models", "--duckdb", str(path), "--no-publish", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=path.parent, timeout=240, check=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("{extra_reply_classes: {}}", "error: --vars is not JSON (Expecting property name enclosed in double quotes"),
+        ('["free_mail_domains"]', "error: --vars must be a JSON object of vars"),
+        ('{"extra_reply_clases": {}}', "error: --vars: no var named extra_reply_clases in "),
+    ],
+)
+def test_bad_vars_fail_in_one_line_before_the_warehouse_is_read(tmp_path: Path, value: str, says: str) -> None:
+    out = _models(tmp_path / "missing.duckdb", "--vars", value)
+    assert out.returncode == 1
+    assert out.stderr.startswith(says) and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_var_changes_every_lead(tmp_path: Path) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    assert _models(path).returncode == 0
+    before = run_sql(path, POSITIVE)[0][0]
+    as_positive = json.dumps({"extra_reply_classes": {"not_interested": "positive"}})
+    out = _models(path, "--vars", as_positive)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert run_sql(path, POSITIVE)[0][0] > before
