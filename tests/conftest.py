@@ -34,7 +34,6 @@ SLOW_FIRST: tuple[str, ...] = (
     "test_alerts_postgres.py",
     "test_sync_lock.py",  # waits
     "test_models_incremental_undo.py",
-    "test_models_incremental_scope.py",
     "test_sync_batches.py",
     "test_sync.py",
 )

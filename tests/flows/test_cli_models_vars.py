@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from devtools.synthetic import make_raw_warehouse
+from models import PROJECT_DIR
+from models.errors import ConfigError
+from models.settings import parse_dbt_vars
 from tests.duckdb_sql import run_sql
 
 pytestmark = pytest.mark.timeout(300)
@@ -26,15 +29,24 @@ def _models(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ("{extra_reply_classes: {}}", "error: --vars is not JSON (Expecting property name enclosed in double quotes"),
-        ('["free_mail_domains"]', "error: --vars must be a JSON object of vars"),
-        ('{"extra_reply_clases": {}}', "error: --vars: no var named extra_reply_clases in "),
+        ("{extra_reply_classes: {}}", "--vars is not JSON (Expecting property name enclosed in double quotes"),
+        ('["free_mail_domains"]', "--vars must be a JSON object of vars"),
+        ('{"extra_reply_clases": {}}', "--vars: no var named extra_reply_clases in "),
     ],
 )
-def test_bad_vars_fail_in_one_line_before_the_warehouse_is_read(tmp_path: Path, value: str, says: str) -> None:
-    out = _models(tmp_path / "missing.duckdb", "--vars", value)
+def test_bad_vars_are_refused_naming_the_fix(value: str, says: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_dbt_vars(value, PROJECT_DIR)
+    assert str(refused.value).startswith(says) and "\n" not in str(refused.value)
+
+
+def test_the_command_refuses_bad_vars_in_one_line_before_the_warehouse_is_read(tmp_path: Path) -> None:
+    out = _models(tmp_path / "missing.duckdb", "--vars", "[1]")
     assert out.returncode == 1
-    assert out.stderr.startswith(says) and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        "error: --vars must be a JSON object of vars, e.g. "
+        """'{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}'"""
+    ]
 
 
 def test_the_vars_reach_the_build(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 A `tiny` sandbox is synced and built; then days pass on the sandbox's clock with a quick and a full sync;
 rows the API never returned appear in the warehouse (a recipient of a new lead, a reply of an existing
 lead), the full sync (the nightly reconcile) marks them deleted and closes the scd2 version of a campaign
-the API stopped returning, and every sync is followed by an incremental build. At the end every table of `reporting`
+the API stopped returning, and every sync is followed by an incremental build; a last incremental build changes a
+var (`extra_reply_classes`), which changes every lead. At the end every table of `reporting`
 is kept aside, the same warehouse is rebuilt with `--full-refresh`, and each table must equal its kept
 copy row for row (EXCEPT ALL both ways, and the row counts).
 """
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.timeout(2400)  # four syncs and five builds: minutes on
 
 KEPT = "incremental_kept"
 NEW_LEAD = "incremental.new.lead@example.org"
+AS_POSITIVE = {"extra_reply_classes": {"not_interested": "positive"}}
 
 
 def _admin_keys(sandbox: Any) -> list[str]:
@@ -66,12 +68,13 @@ class Warehouse:
             **self.where,
         )
 
-    def build(self, *, full_refresh: bool = False) -> None:
+    def build(self, *, full_refresh: bool = False, dbt_vars: dict[str, Any] | None = None) -> None:
         report = build(
             self.where.get("duckdb_path"),
             destination=self.where.get("destination"),
             publish=False,
             full_refresh=full_refresh,
+            dbt_vars=dbt_vars,
         )
         assert report.passed, report.summary()
         kinds = {m.name: m.kind for m in report.models}
@@ -123,13 +126,18 @@ def _scenario(wh: Warehouse) -> None:
     assert wh.one(f"select count(*) from outreach.campaigns where id = '{campaign}' and _dlt_valid_to is null") == 0
     wh.build()
     assert wh.one(f"select count(*) from reporting.lead_engagement where lead_email = '{NEW_LEAD}'") == 0
+    # no sync, another var: which replies are positive changes for every lead (the snapshot's fingerprint)
+    positive = "select sum(count_positive_replies) from reporting.lead_engagement"
+    before = wh.one(positive)
+    wh.build(dbt_vars=AS_POSITIVE)
+    assert wh.one(positive) > before
 
     tables = _reporting_tables(wh)
     assert "lead_engagement" in tables and len(tables) >= 18
     wh.execute(f"create schema {KEPT}")
     for table in tables:
         wh.execute(f"create table {KEPT}.{table} as select * from reporting.{table}")
-    wh.build(full_refresh=True)
+    wh.build(full_refresh=True, dbt_vars=AS_POSITIVE)
     assert _reporting_tables(wh) == tables
     for table in tables:
         rows = wh.one(f"select count(*) from reporting.{table}")
