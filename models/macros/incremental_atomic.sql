@@ -21,7 +21,7 @@
 
 {#- The tables of reporting_inputs now (a query: dbt's relation cache does not see what hooks create). -#}
 {% macro reporting_inputs_tables() %}
-    {%- set rows = run_query("select table_name from system.information_schema.tables where table_catalog = '"
+    {%- set rows = run_query("select table_name from information_schema.tables where table_catalog = '"
         ~ target.database ~ "' and table_schema = 'reporting_inputs'") -%}
     {{ return(rows.columns[0].values() | map('lower') | list) }}
 {% endmacro %}

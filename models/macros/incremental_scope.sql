@@ -16,19 +16,11 @@
     {%- endif -%}
     {%- set touched = touched_leads_relation(scope.touched_leads) -%}
     {%- if 'model.' ~ project_name ~ '.' ~ scope.touched_leads not in selected_resources
-        or not relation_exists_now(touched) -%}
+        or touched.identifier not in reporting_inputs_tables() -%}
         {{ return(none) }}
     {%- endif -%}
     {{ return("(coalesce(workspace_id, ''), coalesce(lead_email, '')) in (select workspace_key, lead_key from "
         ~ touched ~ ')') }}
-{% endmacro %}
-
-{#- Whether `relation` exists now (a query: dbt's relation cache does not see what hooks create). -#}
-{% macro relation_exists_now(relation) %}
-    {%- set rows = run_query("select count(*) from information_schema.tables where table_catalog = '"
-        ~ relation.database ~ "' and table_schema = '" ~ relation.schema ~ "' and table_name = '"
-        ~ relation.identifier ~ "'") -%}
-    {{ return(rows.rows[0][0] > 0) }}
 {% endmacro %}
 
 {#- Whether the run includes every test whose scope the snapshot moves: otherwise the next build would
