@@ -22,7 +22,8 @@ and an incremental build recomputes a touched key whatever changed in it.
 
 With `--baseline REV`, each case runs again right after with the dbt project of git revision REV (its `models/`
 from git history, as bench/models_build.py takes it), on the same-seed warehouse: a change's before and after in
-one run. Lines carry `tree`: `this` or REV.
+one run. Lines carry `tree`: `this` or REV. The run's lines go before the stored ones in bench/results.json, `this`
+named by the checkout's commit, and RESULTS.md is written again (`--no-save`: print them only).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -167,25 +169,52 @@ def run_case(
     return line
 
 
+def save(lines: list[dict[str, Any]], command: str, out_dir: Path | None = None) -> None:
+    """Put the run's lines before the stored ones (bench/results.json, `models_incremental/-`), each `this` named
+    by the checkout's commit; RESULTS.md is written again. The stored analysis (`note`) is kept: it is written
+    after reading a run."""
+    from bench.results import BENCH_DIR, load_results, save_record
+
+    out_dir = out_dir or BENCH_DIR
+    stored = load_results(out_dir).get("other", {}).get("models_incremental/-", {})
+    describe = ["git", "-C", str(ROOT), "describe", "--always", "--dirty"]
+    commit = subprocess.run(describe, capture_output=True, text=True, check=True).stdout.strip()
+    for line in lines:
+        line["tree"] = commit if line["tree"] == "this" else line["tree"]
+    date = lines[0]["date"]
+    record = {
+        **stored, "name": "models_incremental", "date": date,
+        "command": "; ".join(filter(None, [f"{command} ({date})", stored.get("command")])),
+        "result": [*lines, *stored.get("result", [])],
+    }  # fmt: skip
+    save_record(record, section="other", out_dir=out_dir)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=["1k", "1m", "10m"])
     parser.add_argument("--workdir", type=Path, help="where the warehouses go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated warehouse left in --workdir")
     parser.add_argument("--baseline", metavar="REV", help="also run each case with this git revision's dbt project")
+    parser.add_argument("--no-save", action="store_true", help="print the lines only")
     args = parser.parse_args()
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="models_incremental_"))
     workdir.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
+    lines = []
     try:
         with runner_tree(args.baseline) if args.baseline else nullcontext() as base:
             for case in args.cases:
-                print(json.dumps(run_case(case, workdir, env, args.reuse)), flush=True)
+                lines.append(run_case(case, workdir, env, args.reuse))
+                print(json.dumps(lines[-1]), flush=True)
                 if base is not None:
-                    print(json.dumps(run_case(case, workdir, env, tree=base, label=args.baseline)), flush=True)
+                    lines.append(run_case(case, workdir, env, tree=base, label=args.baseline))
+                    print(json.dumps(lines[-1]), flush=True)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    if not args.no_save:
+        save(lines, " ".join(["python -m bench.models_incremental", *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

@@ -39,3 +39,26 @@ def test_a_touch_counts_the_campaigns_domains_and_leads_it_touched(tmp_path: Pat
     assert line["touched_keys"] == expected
     assert 0 < expected["leads"][0] < expected["leads"][1]
     assert line["touched"]["campaign_recipients"] == written
+
+
+def test_a_saved_run_goes_first_named_by_its_commit_and_keeps_the_analysis(tmp_path: Path) -> None:
+    from bench.models_incremental import save
+    from bench.results import RESULTS_JSON
+
+    stored_line, line = json.loads(RESULTS_JSON.read_text())["other"]["models_incremental/-"]["result"][:2]
+    stored = {"name": "models_incremental", "date": stored_line["date"], "command": "an older run", "note": "analysis"}
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"scenarios": {}, "machine": {}, "other": {
+        "models_incremental/-": {**stored, "result": [stored_line]}}}))  # fmt: skip
+    ours = {**line, "tree": "this", "date": "2026-12-01T00:00:00Z"}
+    baseline = {**line, "tree": "abc1234", "date": "2026-12-01T00:05:00Z"}
+
+    save([ours, baseline], "python -m bench.models_incremental --cases 1k", out_dir=tmp_path)
+
+    record = json.loads(results.read_text())["other"]["models_incremental/-"]
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=True)
+    assert [r["tree"] for r in record["result"]] == [commit.stdout.strip(), "abc1234", stored_line["tree"]]
+    assert record["date"] == "2026-12-01T00:00:00Z" and record["note"] == "analysis"
+    assert record["command"] == "python -m bench.models_incremental --cases 1k (2026-12-01T00:00:00Z); an older run"
+    markdown = (tmp_path / "RESULTS.md").read_text()
+    assert "(2026-12-01T00:00:00Z)" in markdown and f"| {commit.stdout.strip()} | 2026-12-01T00:00:00Z |" in markdown
