@@ -13,14 +13,13 @@ from typing import Any
 
 import psutil
 
+from bench.results_commands import demo_section, suite_time_section
 from bench.results_sections import (
-    demo_section,
     incremental_section,
     local_speed_section,
     scale_out_section,
     scenarios_rows,
     soak_section,
-    suite_time_section,
 )
 
 BENCH_DIR = Path(__file__).resolve().parent

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.demo_time import parse_demo
-from bench.results_sections import demo_section
+from bench.results_commands import demo_section
 
 DEMO_OUTPUT = """outreach demo: sandbox scale 'small', warehouse /x/data/outreach.duckdb
 [1/5] sandbox and Prefect API, started side by side ...

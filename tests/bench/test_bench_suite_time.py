@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench import suite_time
-from bench.results_sections import suite_time_section
+from bench.results_commands import suite_time_section
 
 PYTEST_TAIL = """\
 Using --randomly-seed=830798274
