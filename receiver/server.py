@@ -79,8 +79,11 @@ def listen(*, host: str = "127.0.0.1", port: int = 8787, spool_dir: Path | str |
 
 
 def _bound_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to (host, port), as uvicorn binds its own; the bound port is known before serving."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    """A TCP socket bound to (host, port), as uvicorn binds its own; the bound port is known before serving.
+
+    proto=IPPROTO_TCP, as getaddrinfo gives uvicorn: asyncio sets TCP_NODELAY only on connections accepted from
+    such a socket. Without it each response's body waits for the sender's delayed ACK, about 40 ms a delivery."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

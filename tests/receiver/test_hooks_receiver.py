@@ -148,6 +148,18 @@ def test_burst_of_1000_deliveries_none_lost_or_duplicated(receiver: ReceiverServ
     logging.getLogger(__name__).info("1050 deliveries in %.2f s", elapsed)
 
 
+def test_one_delivery_at_a_time_is_not_held_by_a_delayed_ack(receiver: ReceiverServer) -> None:
+    """The service sends one delivery at a time per subscription, on one keep-alive connection. Without
+    TCP_NODELAY on the accepted connection each response's body waits for the sender's delayed ACK: at least
+    40 ms a delivery on Linux, so 40 deliveries took 1.6 s or more; with it, a few ms each."""
+    bodies = [json.dumps(payload(email=f"serial{i}@example.com")).encode() for i in range(40)]
+    started = time.perf_counter()
+    statuses = burst(receiver.url, bodies, concurrency=1)
+    elapsed = time.perf_counter() - started
+    assert statuses == [200] * len(bodies)
+    assert elapsed / len(bodies) < 0.035, f"{elapsed / len(bodies) * 1000:.1f} ms a delivery, one at a time"
+
+
 def test_spool_loads_exactly_once_and_marks_only_after_commit(receiver: ReceiverServer, tmp_path: Path) -> None:
     spool_dir = tmp_path / "spool"
     with httpx.Client() as client:
