@@ -18,6 +18,7 @@ from typing import Any
 # epoch values above this are milliseconds: 1e11 s is the year 5138, 1e11 ms is March 1973
 _MS_THRESHOLD = 100_000_000_000
 _EPOCH = re.compile(r"[+-]?\d+(\.\d+)?")
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 # RFC 2822 starts with an optional weekday then a day number and a month name: "Fri, 20 Nov 2026 ..."
 _RFC2822 = re.compile(r"([A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s")
 
@@ -39,6 +40,8 @@ def parse_instant(value: Any) -> datetime:
     if not isinstance(value, str):
         raise TimestampError(f"a {type(value).__name__} is not a timestamp")
     text = value.strip()
+    if _ISO_DATE.match(text):  # the API's own form, first: neither an epoch nor an RFC 2822 date starts so
+        return _from_iso(text)
     if _EPOCH.fullmatch(text):
         return _from_epoch(float(text))
     if _RFC2822.match(text):
@@ -47,11 +50,7 @@ def parse_instant(value: Any) -> datetime:
         except (TypeError, ValueError, IndexError) as exc:
             raise TimestampError(f"not an RFC 2822 date: {_brief(text)}") from exc
         return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    try:
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
-    except ValueError as exc:
-        raise TimestampError(f"not a timestamp (ISO 8601, RFC 2822 or epoch): {_brief(text)}") from exc
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    return _from_iso(text)
 
 
 def parse_optional(value: Any) -> datetime | None:
@@ -59,6 +58,14 @@ def parse_optional(value: Any) -> datetime | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     return parse_instant(value)
+
+
+def _from_iso(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
+    except ValueError as exc:
+        raise TimestampError(f"not a timestamp (ISO 8601, RFC 2822 or epoch): {_brief(text)}") from exc
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def _from_epoch(seconds: float) -> datetime:

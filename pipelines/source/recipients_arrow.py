@@ -11,10 +11,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.core.timestamps import TimestampError, parse_optional
+from pipelines.core.timestamps import TimestampError, parse_instant, parse_optional
 from pipelines.source.shaping import warn_unknown_enums
 from pipelines.source.typing_rules import (
     DRIFT_METADATA,
+    ISO_LIKE,
     NOTHING,
     coerce_scalar,
     inferred_array,
@@ -68,10 +69,9 @@ def recipients_table(
     place). What was coerced is in the table's schema metadata under ``DRIFT_METADATA`` (`DriftGuard`
     counts and removes it).
     """
-    columns: dict[str, list[Any]] = {name: [] for name in RECIPIENT_SCHEMA.names}
-    extras: dict[str, list[Any]] = {}
+    kept: list[tuple[str, int | None, dict[str, Any], Mapping[str, Any]]] = []
+    extra_keys: dict[str, None] = {}  # the unknown fields, in the order first seen
     coerced: Counter[str] = Counter()
-    kept = 0
     for campaign_id, position, rec in rows:
         typed, reason = _typed_recipient(rec, coerced)
         if reason is not None:
@@ -79,26 +79,23 @@ def recipients_table(
                 reject(position, reason, rec)
             continue
         warn_unknown_enums("campaign_recipients", rec)
-        typed.update(
-            campaign_id=campaign_id,
-            list_position=position,
-            workspace_id=workspace_id,
-            synced_at=synced_at,
-            deleted_at=None,
-        )
-        for name in RECIPIENT_SCHEMA.names:
-            columns[name].append(typed.get(name))
-        for key, value in rec.items():
-            if key not in _KNOWN:
-                extras.setdefault(key, [None] * kept).append(json_scalar(value))
-        kept += 1
-        for values in extras.values():
-            if len(values) < kept:
-                values.append(None)
-    arrays: list[pa.Array] = [pa.array(columns[f.name], f.type) for f in RECIPIENT_SCHEMA]
+        if not rec.keys() <= _KNOWN:
+            extra_keys.update((key, None) for key in rec if key not in _KNOWN)
+        kept.append((campaign_id, position, typed, rec))
+    ours: dict[str, list[Any]] = {
+        "campaign_id": [campaign_id for campaign_id, _, _, _ in kept],
+        "list_position": [position for _, position, _, _ in kept],
+        "workspace_id": [workspace_id] * len(kept),
+        "synced_at": [synced_at] * len(kept),
+        "deleted_at": [None] * len(kept),
+    }
+    arrays: list[pa.Array] = [
+        pa.array(ours[f.name] if f.name in ours else [typed.get(f.name) for _, _, typed, _ in kept], f.type)
+        for f in RECIPIENT_SCHEMA
+    ]
     fields: list[pa.Field] = list(RECIPIENT_SCHEMA)
-    for key, values in extras.items():
-        fields.append(pa.field(key, (arr := inferred_array(values)).type))
+    for key in extra_keys:
+        fields.append(pa.field(key, (arr := inferred_array([json_scalar(rec.get(key)) for _, _, _, rec in kept])).type))
         arrays.append(arr)
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     if coerced:
@@ -108,6 +105,13 @@ def recipients_table(
 
 
 _OURS = frozenset({"campaign_id", "list_position", "workspace_id", "synced_at", "deleted_at"})
+# (name, arrow type, the Python type of a natural value) of each field the API sends, worked out once: reading a
+# pyarrow field's name and type and testing the type, for every value of every row, cost more than the typing
+_SENT = tuple(
+    (f.name, f.type, datetime if pa.types.is_timestamp(f.type) else int if pa.types.is_integer(f.type) else str)
+    for f in RECIPIENT_SCHEMA
+    if f.name not in _OURS
+)
 
 
 def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], str | None]:
@@ -119,24 +123,35 @@ def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], s
     typed: dict[str, Any] = {}
     bad: list[str] = []
     changed: list[str] = []
-    for f in RECIPIENT_SCHEMA:
-        value = rec.get(f.name)
-        if f.name in _OURS or value is None:
+    for name, typ, natural in _SENT:
+        value = rec.get(name)
+        if value is None:
             continue
-        if pa.types.is_timestamp(f.type):
+        # the values the API sends (text, an integer, an ISO timestamp) first, without the general rules' tests
+        if type(value) is natural and natural is not datetime:
+            typed[name] = value
+            continue
+        if natural is datetime and type(value) is str and ISO_LIKE.match(value):
+            try:
+                typed[name] = parse_instant(value)
+            except TimestampError:
+                bad.append(f"{name} as {typ}")
+            continue
+        if natural is datetime:
             try:
                 converted = parse_optional(value)
             except TimestampError:
                 converted = NOTHING
         else:
-            converted = coerce_scalar(value, f.type)
+            converted = coerce_scalar(value, typ)
         if converted is NOTHING:
-            bad.append(f"{f.name} as {f.type}")
+            bad.append(f"{name} as {typ}")
             continue
-        if not is_natural(value, f.type):
-            changed.append(f.name)
-        typed[f.name] = converted
+        if not is_natural(value, typ):
+            changed.append(name)
+        typed[name] = converted
     if bad:
         return {}, "cannot be typed: " + ", ".join(bad)
-    coerced.update(changed)
+    if changed:
+        coerced.update(changed)
     return typed, None
