@@ -11,16 +11,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.core.timestamps import TimestampError, parse_instant, parse_optional
+from pipelines.core.timestamps import TimestampError, parse_instant
 from pipelines.source.shaping import warn_unknown_enums
 from pipelines.source.typing_rules import (
     DRIFT_METADATA,
     ISO_LIKE,
     NOTHING,
-    coerce_scalar,
     inferred_array,
-    is_natural,
     json_scalar,
+    typed_value,
 )
 
 _TS_TYPE = pa.timestamp("us", tz="UTC")
@@ -137,17 +136,11 @@ def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], s
             except TimestampError:
                 bad.append(f"{name} as {typ}")
             continue
-        if natural is datetime:
-            try:
-                converted = parse_optional(value)
-            except TimestampError:
-                converted = NOTHING
-        else:
-            converted = coerce_scalar(value, typ)
+        converted, was_coerced = typed_value(value, typ)
         if converted is NOTHING:
             bad.append(f"{name} as {typ}")
             continue
-        if not is_natural(value, typ):
+        if was_coerced:
             changed.append(name)
         typed[name] = converted
     if bad:

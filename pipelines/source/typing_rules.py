@@ -15,6 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipelines.core.timestamps import TimestampError, parse_optional
+
 DRIFT_METADATA = b"outreach.drift"
 _INTEGER = re.compile(r"[+-]?\d+")
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -65,6 +67,18 @@ def coerce_scalar(value: Any, typ: pa.DataType) -> Any:
         return pa.array([value], typ)[0].as_py()
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError):
         return NOTHING
+
+
+def typed_value(value: Any, typ: pa.DataType) -> tuple[Any, bool]:
+    """`value` for a column of `typ` by these rules: (the value, or `NOTHING`; whether it was coerced)."""
+    if pa.types.is_timestamp(typ):
+        try:
+            converted = parse_optional(value)
+        except TimestampError:
+            converted = NOTHING
+    else:
+        converted = coerce_scalar(value, typ)
+    return converted, converted is not NOTHING and not is_natural(value, typ)
 
 
 def inferred_array(values: list[Any]) -> pa.Array:

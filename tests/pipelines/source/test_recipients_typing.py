@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from pipelines.core.timestamps import TimestampError, parse_instant, parse_optional
+from pipelines.core.timestamps import TimestampError, parse_instant
 from pipelines.source.recipients_arrow import RECIPIENT_SCHEMA, _typed_recipient
-from pipelines.source.typing_rules import NOTHING, coerce_scalar, is_natural
+from pipelines.source.typing_rules import NOTHING, typed_value
 
 SAMPLES: list[Any] = [
     "2026-11-20T14:03:00Z", "2026-11-20T14:03:00.123456z", "2026-11-20 14:03:00", "2026-11-20T14:03:00+02:00",
@@ -29,24 +29,12 @@ SENT = [
 ]
 
 
-def _by_the_rules(value: Any, typ: pa.DataType) -> tuple[Any, bool]:
-    """What the general rules make of one value: (the typed value or NOTHING, whether it counts as coerced)."""
-    if pa.types.is_timestamp(typ):
-        try:
-            converted = parse_optional(value)
-        except TimestampError:
-            converted = NOTHING
-    else:
-        converted = coerce_scalar(value, typ)
-    return converted, converted is not NOTHING and not is_natural(value, typ)
-
-
 @pytest.mark.parametrize("field", SENT, ids=lambda f: f.name)
 def test_every_value_is_typed_as_the_general_rules_type_it(field: pa.Field) -> None:
     for value in SAMPLES:
         coerced: Counter[str] = Counter()
         typed, reason = _typed_recipient({"id": "r1", field.name: value}, coerced)
-        expected, counted = _by_the_rules(value, field.type)
+        expected, counted = typed_value(value, field.type)
         if field.name == "id" and value == "":
             assert (typed, reason) == ({}, "no id (primary key)")
             continue
