@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,24 +19,10 @@ from typing import Any
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError
+from pipelines.warehouse.duckdb_memory import load_threads
 from pipelines.warehouse.lock import LockTarget, file_target
 
 log = logging.getLogger(__name__)
-
-#: DuckDB's minimum memory per thread (its performance guide: "a minimum of 125 MB of memory per thread")
-MEMORY_PER_THREAD = 125 * 1000**2
-_UNITS = {
-    "b": 1, "byte": 1, "bytes": 1, "k": 1000, "kb": 1000, "m": 1000**2, "mb": 1000**2, "g": 1000**3, "gb": 1000**3,
-    "t": 1000**4, "tb": 1000**4, "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
-}  # fmt: skip
-
-
-def memory_bytes(limit: str) -> int | None:
-    """A DuckDB memory setting ('64MB', '1 GiB': units as DuckDB reads them) in bytes; None when it is not one."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*", limit)
-    if match is None or match.group(2).lower() not in _UNITS:
-        return None
-    return int(float(match.group(1)) * _UNITS[match.group(2).lower()])
 
 
 @dataclass(frozen=True)
@@ -151,15 +135,12 @@ class Warehouse:
         return Destination.from_reference(self.destination, staging_dataset_name_layout=layout)
 
     def duckdb_config(self) -> dict[str, Any]:
-        """Bound DuckDB's memory during loads (its default is 80% of RAM); it spills to disk instead.
-
-        DuckDB needs about 125 MB per thread, whatever it spills (its performance guide, "Minimum Required
-        Memory"), and starts a thread per core: under a smaller share a load's merge failed out of memory
-        (the 64MB default, 2 cores, 1M staged recipients). So the threads follow the limit, at least one."""
+        """Bound DuckDB's memory during loads (its default is 80% of RAM); it spills to disk instead, on the
+        threads that memory can feed (`load_threads`)."""
         config: dict[str, Any] = {"memory_limit": self.memory_limit, "preserve_insertion_order": False}
-        limit = memory_bytes(self.memory_limit)
-        if limit is not None:
-            config["threads"] = max(1, min(os.cpu_count() or 1, limit // MEMORY_PER_THREAD))
+        threads = load_threads(self.memory_limit)
+        if threads is not None:
+            config["threads"] = threads
         return config
 
     def open_for_writing(self) -> None:

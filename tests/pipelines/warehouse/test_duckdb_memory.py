@@ -9,7 +9,8 @@ import dlt
 import duckdb
 import pytest
 
-from pipelines.warehouse.destination import MEMORY_PER_THREAD, Warehouse, memory_bytes
+from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.duckdb_memory import MEMORY_PER_THREAD, load_threads, memory_bytes
 
 
 @pytest.mark.parametrize("limit", ["64MB", "64 mb", "64M", "1G", "0.5GB", "512MiB", "1GiB", "100000000B", "2TB"])
@@ -26,7 +27,7 @@ def test_a_memory_limit_reads_as_duckdb_reads_it(limit: str) -> None:
 
 @pytest.mark.parametrize("limit", ["80%", "-1", "lots", ""])
 def test_a_limit_that_is_not_a_size_sets_no_threads(limit: str) -> None:
-    assert memory_bytes(limit) is None
+    assert memory_bytes(limit) is None and load_threads(limit) is None
     assert "threads" not in Warehouse("duckdb", Path("w.duckdb"), memory_limit=limit).duckdb_config()
 
 
@@ -46,7 +47,7 @@ def test_the_loads_duckdb_runs_with_the_threads_its_memory_limit_allows(tmp_path
     threads, shown = rows[0]
     limit_bytes = memory_bytes(limit)
     assert limit_bytes is not None
-    assert int(threads) == max(1, min(os.cpu_count() or 1, limit_bytes // MEMORY_PER_THREAD))
+    assert int(threads) == load_threads(limit) == max(1, min(os.cpu_count() or 1, limit_bytes // MEMORY_PER_THREAD))
     assert int(threads) * MEMORY_PER_THREAD <= max(limit_bytes, MEMORY_PER_THREAD)
     assert (
         shown
