@@ -3,7 +3,7 @@
 What is timed is `pipelines.source.recipients_arrow.recipients_table`, the sync's per-row work on the one big
 table (every field typed, checked and coerced by the rules of pipelines/source/typing_rules.py, then one arrow
 table per 10,000 rows, as the sync batches them), on bench/local_speed.py's API-shaped recipient pages. The
-baseline's `pipelines` package comes from git history (`git archive REV pipelines`). Each side runs in its own
+baseline's `pipelines` package comes from git history (devtools.runner_parity.runner_tree). Each side runs in its own
 child process, the two alternating for `--rounds`; a child reports the best of 3 passes over its rows. The run
 is stored under `shaping_speed/-` in bench/results.json (RESULTS.md, "Other benchmarks").
 
@@ -16,15 +16,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import tempfile
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from bench.local_speed import BATCH, recipient_pages
 from bench.models_build import ROOT, run_child
+from devtools.runner_parity import runner_tree
 
 
 def _child(rows: int) -> None:
@@ -47,12 +45,9 @@ def _child(rows: int) -> None:
 def run(baseline: str, rows: int, rounds: int) -> dict[str, Any]:
     env = dict(os.environ)
     sides: dict[str, list[int]] = {"this": [], baseline: []}
-    with tempfile.TemporaryDirectory(prefix="shaping_") as tree:
-        git = ["git", "-C", str(ROOT), "archive", baseline, "pipelines"]
-        archive = subprocess.run(git, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
+    with runner_tree(baseline, "pipelines") as tree:
         for _ in range(rounds):
-            for side, first in (("this", ROOT), (baseline, Path(tree))):
+            for side, first in (("this", ROOT), (baseline, tree)):
                 result = run_child(["--child", str(rows)], env, first=first, module="bench.shaping_speed")
                 if result["rows"] != rows:
                     raise SystemExit(f"{side} typed {result['rows']} of {rows} recipients")

@@ -100,10 +100,10 @@ class Parity:
 
 
 @contextmanager
-def runner_tree(rev: str = RUNNER_REV) -> Iterator[Path]:
-    """A temporary directory holding the runner's `models` package as of git revision `rev`."""
+def runner_tree(rev: str = RUNNER_REV, package: str = "models") -> Iterator[Path]:
+    """A temporary directory holding `package` (the runner's `models` by default) as of git revision `rev`."""
     with tempfile.TemporaryDirectory(prefix="runner_") as tree:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "models"], capture_output=True, check=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, package], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
         yield Path(tree)
 
