@@ -10,7 +10,9 @@ from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from pipelines.core.constants import KNOWN_ENUMS
 from pipelines.core.timestamps import TimestampError, parse_instant
 from pipelines.source.shaping import warn_unknown_enums
 from pipelines.source.typing_rules import (
@@ -68,33 +70,27 @@ def recipients_table(
     place). What was coerced is in the table's schema metadata under ``DRIFT_METADATA`` (`DriftGuard`
     counts and removes it).
     """
-    kept: list[tuple[str, int | None, dict[str, Any], Mapping[str, Any]]] = []
-    extra_keys: dict[str, None] = {}  # the unknown fields, in the order first seen
+    kept: Sequence[tuple[str, int | None, Mapping[str, Any]]] = rows
     coerced: Counter[str] = Counter()
-    for campaign_id, position, rec in rows:
-        typed, reason = _typed_recipient(rec, coerced)
-        if reason is not None:
-            if reject is not None:
-                reject(position, reason, rec)
-            continue
-        warn_unknown_enums("campaign_recipients", rec)
+    columns = _columns_as_sent([rec for _, _, rec in rows])
+    if columns is None:
+        kept, columns = _typed_row_by_row(rows, coerced, reject)
+    _warn_unknown_enums(columns)
+    ours: dict[str, pa.Array] = {
+        "campaign_id": pa.array([campaign_id for campaign_id, _, _ in kept], pa.string()),
+        "list_position": pa.array([position for _, position, _ in kept], pa.int64()),
+        "workspace_id": pa.array([workspace_id] * len(kept), pa.string()),
+        "synced_at": pa.array([synced_at] * len(kept), _TS_TYPE),
+        "deleted_at": pa.nulls(len(kept), _TS_TYPE),
+    }
+    arrays: list[pa.Array] = [ours[f.name] if f.name in ours else columns[f.name] for f in RECIPIENT_SCHEMA]
+    fields: list[pa.Field] = list(RECIPIENT_SCHEMA)
+    extra_keys: dict[str, None] = {}  # the unknown fields, in the order first seen
+    for _, _, rec in kept:
         if not rec.keys() <= _KNOWN:
             extra_keys.update((key, None) for key in rec if key not in _KNOWN)
-        kept.append((campaign_id, position, typed, rec))
-    ours: dict[str, list[Any]] = {
-        "campaign_id": [campaign_id for campaign_id, _, _, _ in kept],
-        "list_position": [position for _, position, _, _ in kept],
-        "workspace_id": [workspace_id] * len(kept),
-        "synced_at": [synced_at] * len(kept),
-        "deleted_at": [None] * len(kept),
-    }
-    arrays: list[pa.Array] = [
-        pa.array(ours[f.name] if f.name in ours else [typed.get(f.name) for _, _, typed, _ in kept], f.type)
-        for f in RECIPIENT_SCHEMA
-    ]
-    fields: list[pa.Field] = list(RECIPIENT_SCHEMA)
     for key in extra_keys:
-        fields.append(pa.field(key, (arr := inferred_array([json_scalar(rec.get(key)) for _, _, _, rec in kept])).type))
+        fields.append(pa.field(key, (arr := inferred_array([json_scalar(rec.get(key)) for _, _, rec in kept])).type))
         arrays.append(arr)
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     if coerced:
@@ -111,6 +107,69 @@ _SENT = tuple(
     for f in RECIPIENT_SCHEMA
     if f.name not in _OURS
 )
+
+
+# The API's own timestamp form (sandbox/timeutil.py writes it), with each field in its range. Within it Arrow's
+# parse and `parse_instant` accept the same strings and read the same instant; Arrow refuses an impossible date
+# such as 30 February, which sends the batch to the row-by-row rules (they reject that record alone).
+_API_INSTANT = (
+    r"^(19|20)\d\d-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?"
+    r"(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$"
+)
+_NONE = type(None)
+
+
+def _columns_as_sent(records: list[Any]) -> dict[str, pa.Array] | None:
+    """The API fields typed column by column by Arrow, when every record holds them in the forms the API sends
+    (text, an integer, an ISO timestamp with its offset) and has an id; else None, and the caller types row by
+    row. Arrow types a batch several times faster than the rules do value by value (bench/shaping_speed.py)."""
+    if not all(type(rec) is dict for rec in records):
+        return None
+    columns: dict[str, pa.Array] = {}
+    for name, typ, natural in _SENT:
+        values = [rec.get(name) for rec in records]
+        try:
+            if natural is int:
+                if not {type(value) for value in values} <= {int, _NONE}:  # Arrow would take 3.0 as 3
+                    return None
+                columns[name] = pa.array(values, typ)
+                continue
+            text = pa.array(values, pa.string())  # refuses any value that is not text
+            if natural is datetime:
+                if pc.all(pc.match_substring_regex(text, _API_INSTANT)).as_py() is False:
+                    return None
+                text = text.cast(typ)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None
+        columns[name] = text
+    ids = columns["id"]
+    if ids.null_count or pc.any(pc.equal(ids, "")).as_py():
+        return None
+    return columns
+
+
+def _typed_row_by_row(
+    rows: Sequence[tuple[str, int | None, Mapping[str, Any]]], coerced: Counter[str], reject: Reject | None
+) -> tuple[list[tuple[str, int | None, Mapping[str, Any]]], dict[str, pa.Array]]:
+    """The general rules, record by record: the records kept, and their API fields as typed columns."""
+    kept: list[tuple[str, int | None, Mapping[str, Any]]] = []
+    typed_rows: list[dict[str, Any]] = []
+    for campaign_id, position, rec in rows:
+        typed, reason = _typed_recipient(rec, coerced)
+        if reason is not None:
+            if reject is not None:
+                reject(position, reason, rec)
+            continue
+        kept.append((campaign_id, position, rec))
+        typed_rows.append(typed)
+    return kept, {name: pa.array([typed.get(name) for typed in typed_rows], typ) for name, typ, _ in _SENT}
+
+
+def _warn_unknown_enums(columns: Mapping[str, pa.Array]) -> None:
+    """`warn_unknown_enums` for each distinct value of the typed enum columns, not for each record."""
+    for column in KNOWN_ENUMS["campaign_recipients"]:
+        for value in pc.unique(columns[column]).to_pylist():
+            warn_unknown_enums("campaign_recipients", {column: value})
 
 
 def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], str | None]:
