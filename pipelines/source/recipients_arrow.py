@@ -13,11 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines.core.constants import KNOWN_ENUMS
-from pipelines.core.timestamps import TimestampError, parse_instant
 from pipelines.source.shaping import warn_unknown_enums
 from pipelines.source.typing_rules import (
     DRIFT_METADATA,
-    ISO_LIKE,
     NOTHING,
     inferred_array,
     json_scalar,
@@ -194,15 +192,8 @@ def _typed_recipient(rec: Any, coerced: Counter[str]) -> tuple[dict[str, Any], s
         value = rec.get(name)
         if value is None:
             continue
-        # the values the API sends (text, an integer, an ISO timestamp) first, without the general rules' tests
-        if type(value) is natural and natural is not datetime:
+        if type(value) is natural and natural is not datetime:  # text or an integer as the API sends it
             typed[name] = value
-            continue
-        if natural is datetime and type(value) is str and ISO_LIKE.match(value):
-            try:
-                typed[name] = parse_instant(value)
-            except TimestampError:
-                bad.append(f"{name} as {typ}")
             continue
         converted, was_coerced = typed_value(value, typ)
         if converted is NOTHING:
