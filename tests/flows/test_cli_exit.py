@@ -21,7 +21,9 @@ OUTREACH = Path(sys.executable).with_name("outreach")
 def _lines_then_exit(command: list[str], cwd: Path) -> tuple[int, list[str], float]:
     """The exit status, the lines (stdout and stderr, unbuffered), and the seconds from the last line to the exit."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env) as run:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env
+    ) as run:
         assert run.stdout is not None
         lines, last = [], time.monotonic()
         for line in run.stdout:  # the pipe closes when the process ends
