@@ -52,7 +52,7 @@
 {#- A published snapshot exists, taken by a build of the same project and vars. -#}
 {% macro incremental_state_ready() %}
     {%- if not execute -%}{{ return(false) }}{%- endif -%}
-    {%- for name in incremental_state_tables() -%}
+    {%- for name in incremental_state_tables() + ['row_leads'] -%}  {#- row_leads: macros/incremental_row_leads.sql -#}
         {%- set relation = incremental_state_relation(name) -%}
         {%- if adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) is none -%}
             {{ return(false) }}
@@ -115,7 +115,8 @@
 {%- endmacro %}
 
 {#- (workspace_key, lead_key) of every lead a change touched: its workspace and its address as staging
-    normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe). -#}
+    normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe), and the
+    lead a re-written row named before, where its address changed (macros/incremental_row_leads.sql). -#}
 {% macro touched_recipient_leads() -%}
     select {{ lead_key_columns(lead_email('email')) }}
     from {{ raw_relation('campaign_recipients') }}
@@ -125,6 +126,8 @@
     select {{ lead_key_columns(lead_email('"from"')) }}
     from {{ raw_relation('replies') }}
     where {{ changed_since_snapshot('replies') }}
+    union
+    {{ left_leads() }}
 {%- endmacro %}
 
 {#- The leads of webhook events loaded since the snapshot (events are insert-only: a new event has a new
@@ -256,6 +259,8 @@
         {%- endif -%}
     {%- endfor -%}
     {%- if not scoped_tests_selected() -%}{{ return(discard_incremental_state()) }}{%- endif -%}
+    {#- first: what changed since the snapshot is read against the published one, replaced below -#}
+    {%- do statements.extend(update_row_leads_sql()) -%}
     {%- for name in incremental_state_tables() -%}
         {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name)) -%}
         {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())

@@ -1,7 +1,7 @@
 """Incremental models equal a full refresh after simulated days of syncs, on DuckDB and on PostgreSQL.
 
 A `tiny` sandbox is synced and built; then days pass on the sandbox's clock with a quick and a full sync;
-rows the API never returned appear in the warehouse (a recipient of a new lead, a reply of an existing
+a recipient is re-written with another address, then moved back by the full sync's re-read; rows the API never returned appear in the warehouse (a recipient of a new lead, a reply of an existing
 lead), the full sync (the nightly reconcile) marks them deleted and closes the scd2 version of a campaign
 the API stopped returning, and every sync is followed by an incremental build; a last incremental build changes a
 var (`extra_reply_classes`), which changes every lead. At the end every table of `reporting`
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.timeout(2400)  # four syncs and five builds: minutes on
 
 KEPT = "incremental_kept"
 NEW_LEAD = "incremental.new.lead@example.org"
+MOVED_LEAD = "incremental.moved.lead@example.org"
 AS_POSITIVE = {"extra_reply_classes": {"not_interested": "positive"}}
 
 
@@ -102,6 +103,22 @@ def _add_rows_the_api_never_returned(wh: Warehouse) -> None:
     )
 
 
+def _move_a_lead(wh: Warehouse) -> tuple[str, str]:
+    """A sync re-writes a recipient with another address (its lead's address corrected in the service): the
+    recipient leaves its lead, of no other recipient and no reply (nothing else touches it), for a new one.
+    Returns (the old lead, the new)."""
+    recipient, old = wh.execute(
+        "select r.id, lower(r.email) from outreach.campaign_recipients r where r.deleted_at is null and lower(r.email) in "
+        "(select lead_email from reporting.lead_engagement where count_campaigns = 1 and count_replies = 0) "
+        "order by r.id limit 1"
+    )[0]
+    wh.execute(
+        f"update outreach.campaign_recipients set email = '{MOVED_LEAD}', synced_at = current_timestamp "
+        f"where id = '{recipient}'"
+    )
+    return old, MOVED_LEAD
+
+
 def _reporting_tables(wh: Warehouse) -> list[str]:
     rows = wh.execute(
         "select table_name from information_schema.tables where table_schema = 'reporting' "
@@ -115,7 +132,10 @@ def _scenario(wh: Warehouse) -> None:
     wh.build()
     wh.sandbox.advance(86_400)
     wh.sync("quick")
+    left, moved = _move_a_lead(wh)
     wh.build()
+    leads_of = "select count(*) from reporting.lead_engagement where lead_email = '{}'"
+    assert (wh.one(leads_of.format(left)), wh.one(leads_of.format(moved))) == (0, 1)  # the full sync moves it back
 
     # no build between: a recipient the API does not count fails the data test funnel_adds_up (it did)
     _add_rows_the_api_never_returned(wh)
