@@ -49,8 +49,8 @@ class OneLineErrors(TyperGroup):
         logging.getLogger("py.warnings").addHandler(logging.NullHandler())
         # the exit frees every object the command made (a dbt build leaves some 340,000), and the interpreter's
         # last collections over them took 1.1 s after the command's last line (seconds on a busy machine, for a
-        # sync stopped by Ctrl-C). Frozen first, they are not walked; the OS takes the memory back whole. What
-        # the command opened is closed by then: the warehouse by its `with` blocks, logs by logging's own atexit.
+        # sync stopped by Ctrl-C). Frozen first, they are not walked; the OS takes the memory back whole.
+        # Logging's own atexit handler, registered before this one, still runs after it and flushes the logs.
         atexit.unregister(gc.freeze)  # once, however often a test invokes the group in one process
         atexit.register(gc.freeze)
         try:
