@@ -82,10 +82,11 @@
     {{ return(raw_columns(table_name) | select('in', ['synced_at', 'deleted_at']) | list) }}
 {% endmacro %}
 
-{#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot. -#}
-{% macro changed_since_snapshot(table_name) -%}
+{#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot.
+    `stamps`: raw_stamp_columns(table_name), when the caller has read them already. -#}
+{% macro changed_since_snapshot(table_name, stamps=none) -%}
     {%- set marks = incremental_state_relation('marks') -%}
-    {%- set stamps = raw_stamp_columns(table_name) -%}
+    {%- set stamps = raw_stamp_columns(table_name) if stamps is none else stamps -%}
     {%- if 'synced_at' not in stamps -%}
         1 = 1
     {%- else -%}
