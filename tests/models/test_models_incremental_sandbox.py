@@ -1,11 +1,12 @@
 """Incremental models equal a full refresh after simulated days of syncs, on DuckDB and on PostgreSQL.
 
 A `tiny` sandbox is synced and built; then days pass on the sandbox's clock with a quick and a full sync;
-a recipient is re-written with another address, then moved back by the full sync's re-read; rows the API never returned appear in the warehouse (a recipient of a new lead, a reply of an existing
-lead), the full sync (the nightly reconcile) marks them deleted and closes the scd2 version of a campaign
-the API stopped returning, and every sync is followed by an incremental build; a last incremental build changes a
-var (`extra_reply_classes`), which changes every lead. At the end every table of `reporting`
-is kept aside, the same warehouse is rebuilt with `--full-refresh`, and each table must equal its kept
+a recipient is re-written with another address, then moved back by the full sync's re-read; rows the API
+never returned appear in the warehouse (a recipient of a new lead, a reply of an existing lead), the full
+sync (the nightly reconcile) marks them deleted and closes the scd2 version of a campaign the API stopped
+returning, and every sync is followed by an incremental build; a last incremental build changes a var
+(`extra_reply_classes`), which changes every lead. At the end every table of `reporting` is kept aside, the
+same warehouse is rebuilt with `--full-refresh`, and each table must equal its kept
 copy row for row (EXCEPT ALL both ways, and the row counts).
 """
 
@@ -108,8 +109,9 @@ def _move_a_lead(wh: Warehouse) -> tuple[str, str]:
     recipient leaves its lead, of no other recipient and no reply (nothing else touches it), for a new one.
     Returns (the old lead, the new)."""
     recipient, old = wh.execute(
-        "select r.id, lower(r.email) from outreach.campaign_recipients r where r.deleted_at is null and lower(r.email) in "
-        "(select lead_email from reporting.lead_engagement where count_campaigns = 1 and count_replies = 0) "
+        "select r.id, lower(r.email) from outreach.campaign_recipients r where r.deleted_at is null "
+        "and lower(r.email) in (select lead_email from reporting.lead_engagement "
+        "where count_campaigns = 1 and count_replies = 0) "
         "order by r.id limit 1"
     )[0]
     wh.execute(
