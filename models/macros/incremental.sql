@@ -78,9 +78,8 @@
 
 {#- The stamp columns (synced_at, deleted_at) that raw `table_name` has. A warehouse synced by an older
     version may lack one: its rows then count as changed in every build (correct, only slower). -#}
-{% macro raw_stamp_columns(table_name) %}
-    {{ return(raw_columns(table_name) | select('in', ['synced_at', 'deleted_at']) | list) }}
-{% endmacro %}
+{% macro raw_stamp_columns(table_name) %}{{ return(stamp_columns(raw_columns(table_name))) }}{% endmacro %}
+{% macro stamp_columns(columns) %}{{ return(columns | select('in', ['synced_at', 'deleted_at']) | list) }}{% endmacro %}
 
 {#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot.
     `stamps`: raw_stamp_columns(table_name), when the caller has read them already. -#}
@@ -119,12 +118,13 @@
     normalises it, '' for none (null and '' are rebuilt together: rebuilding more is always safe), and the
     lead a re-written row named before, where its address changed (macros/incremental_row_leads.sql). -#}
 {% macro touched_recipient_leads() -%}
-    select {{ lead_key_columns(lead_email('email')) }}
+    {%- set address = lead_address_columns() -%}
+    select {{ lead_key_columns(lead_email(address['campaign_recipients'])) }}
     from {{ raw_relation('campaign_recipients') }}
     where {{ changed_since_snapshot('campaign_recipients') }}
         or campaign_id in ({{ changed_campaigns() }})
     union
-    select {{ lead_key_columns(lead_email('"from"')) }}
+    select {{ lead_key_columns(lead_email(address['replies'])) }}
     from {{ raw_relation('replies') }}
     where {{ changed_since_snapshot('replies') }}
     union

@@ -16,7 +16,7 @@
 
 {% macro row_leads_relation() %}{{ return(incremental_state_relation('row_leads')) }}{% endmacro %}
 
-{#- The column of each marked raw table that names the row's lead. -#}
+{#- The column of each marked raw table that names the row's lead (its address). -#}
 {% macro lead_address_columns() %}{{ return({'campaign_recipients': 'email', 'replies': '"from"'}) }}{% endmacro %}
 
 {% macro text_hash(expression) %}{{ return(adapter.dispatch('text_hash', 'outreach')(expression)) }}{% endmacro %}
@@ -45,7 +45,7 @@
     {%- for table_name, address in lead_address_columns().items() -%}
         {%- set columns = raw_columns(table_name) -%}
         {%- if 'id' in columns and 'workspace_id' in columns and address.strip('"') in columns -%}
-            {%- do found.update({table_name: columns | select('in', ['synced_at', 'deleted_at']) | list}) -%}
+            {%- do found.update({table_name: stamp_columns(columns)}) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(found) }}
