@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 import logging
 from pathlib import Path
 from typing import Any, NoReturn
@@ -47,12 +45,6 @@ class OneLineErrors(TyperGroup):
         # users: logged (a configured handler still gets them), never printed on their own
         logging.captureWarnings(True)
         logging.getLogger("py.warnings").addHandler(logging.NullHandler())
-        # the exit frees every object the command made (a dbt build leaves some 340,000), and the interpreter's
-        # last collections over them took 1.1 s after the command's last line (seconds on a busy machine, for a
-        # sync stopped by Ctrl-C). Frozen first, they are not walked; the OS takes the memory back whole.
-        # Logging's own atexit handler, registered before this one, still runs after it and flushes the logs.
-        atexit.unregister(gc.freeze)  # once, however often a test invokes the group in one process
-        atexit.register(gc.freeze)
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them

@@ -1,5 +1,5 @@
 """A command ends when its work does: `outreach models` exits right after its last line, though a dbt build
-leaves hundreds of thousands of objects for the interpreter's last garbage collections (flows/errors.py)."""
+leaves hundreds of thousands of objects for the interpreter's last garbage collections (flows/cli.py)."""
 
 from __future__ import annotations
 
