@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -90,30 +91,57 @@ def interruption(number: int) -> SyncInterrupted:
     )
 
 
-def _on_signal(number: int, frame: FrameType | None) -> None:
-    code = EXIT_CODES.get(signal.Signals(number), 128 + number)
+def _signalled(number: int) -> None:
+    if number not in EXIT_CODES:
+        return  # another signal with a Python handler: not ours
     if _interrupt.is_set():  # a second signal: the user insists; stop now (a pending load resumes next run)
         sys.stderr.write(f"error: {signal.Signals(number).name} again: stopped at once; the next sync resumes\n")
         sys.stderr.flush()
-        os._exit(code)
+        os._exit(EXIT_CODES[signal.Signals(number)])
     _signal_number[0] = number
     _interrupt.set()
+
+
+def _watch(reader: socket.socket) -> None:
+    """Set the flag for every signal number written to the wakeup socket, until its other end is closed."""
+    while data := reader.recv(64):
+        for number in data:
+            _signalled(number)
+
+
+def _leave_to_the_watcher(number: int, frame: FrameType | None) -> None:
+    """The Python-level handler: the signal's number reached the watcher already (`stop_on_signals`)."""
 
 
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While a sync runs in the main thread, SIGINT and SIGTERM ask it to stop instead of killing it.
 
+    CPython runs a Python handler in the main thread only, once that thread runs Python code again, while the
+    kernel may hand a process its signal in any thread; the main thread, waiting for a batch, then slept on
+    until the batch had ended (4 minutes at 8 s a request). So the flag is not set by the handler: the
+    interpreter's C handler writes the signal's number to a wakeup socket (`signal.set_wakeup_fd`) in whichever
+    thread took it, and a watcher thread sets the flag at once.
+
     Elsewhere (a worker thread, a flow run) the handlers cannot be set, and the signals keep their effect.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {number: signal.signal(number, _on_signal) for number in EXIT_CODES}
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)  # the C handler must never block on it
+    watcher = threading.Thread(target=_watch, args=(reader,), daemon=True, name="outreach-signals")
+    watcher.start()
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous = {number: signal.signal(number, _leave_to_the_watcher) for number in EXIT_CODES}
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+        signal.set_wakeup_fd(previous_fd)
+        writer.close()  # the watcher reads the end of the stream and returns
+        watcher.join()
+        reader.close()
         _interrupt.clear()
         _signal_number[0] = 0
