@@ -202,13 +202,14 @@ def models(
     ] = None,
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
-    from models import PROJECT_DIR
-    from models.build import build
-    from models.errors import BuildFailed
-    from models.settings import parse_dbt_vars
+    from models.errors import BuildFailed, BuildInterrupted
     from pipelines.core.errors import OutreachError
 
     try:
+        from models import PROJECT_DIR
+        from models.build import build
+        from models.settings import parse_dbt_vars
+
         variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
@@ -226,6 +227,8 @@ def models(
         raise typer.Exit(1) from None
     except OutreachError as exc:  # models' and the sync's errors: one family, one line
         fail(str(exc))
+    except KeyboardInterrupt as exc:  # Ctrl-C, also while waiting for the lock: what it left, and the next step
+        fail(str(exc if isinstance(exc, BuildInterrupted) else BuildInterrupted()), BuildInterrupted.exit_code)
     typer.echo(report.summary())
 
 

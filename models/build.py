@@ -7,18 +7,22 @@ published tables (and the BI file, published only after a good build) exactly as
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from models import PROJECT_DIR
 from models.ab_store import write_variant_tests
 from models.dbt_invoke import Invocation, invoke
-from models.errors import DataTestFailure, ModelBuildError
+from models.errors import BuildInterrupted, DataTestFailure, ModelBuildError
 from models.freshness import check_freshness
 from models.preflight import check_warehouse
 from models.publish import publish_bi
@@ -62,28 +66,34 @@ def build(
     Raises WarehouseError before dbt runs (missing, unsynced or unreadable warehouse), ModelBuildError
     (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
     reporting tables and the BI file are unchanged. PublishError: the build passed, the BI file is the old one.
+    BuildInterrupted (a KeyboardInterrupt) on Ctrl-C: its message says what the build left, and what to run.
     """
     target = warehouse if isinstance(warehouse, Warehouse) else resolve_target(warehouse, destination)
-    check_warehouse(target)
-    write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
-    variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
-    variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
-    # One parse for both commands. A project that does not parse leaves None: each command then reports it.
-    manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
-    freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
-    report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
-    report.freshness = freshness
-    if not report.passed:
-        failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
-        raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
-    if before_publish is not None:
-        before_publish()
-    if publish and target.duckdb_path is not None:
-        started = time.perf_counter()
-        report.bi_path, rows = publish_bi(target.duckdb_path)
-        report.publish_seconds = time.perf_counter() - started
-        for model in report.models:
-            model.rows = rows.get(model.name, model.rows)
+    stage = "start"  # where a Ctrl-C finds the build (BuildInterrupted)
+    with _ctrl_c_says_what_it_left(lambda: stage):
+        check_warehouse(target)
+        write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
+        variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
+        variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
+        # One parse for both commands. A project that does not parse leaves None: each command then reports it.
+        manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
+        freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
+        # only DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies
+        stage = "aside" if target.is_duckdb and not full_refresh else "start"
+        report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
+        report.freshness = freshness
+        if not report.passed:
+            failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
+            raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
+        stage = "built"
+        if before_publish is not None:
+            before_publish()
+        if publish and target.duckdb_path is not None:
+            started = time.perf_counter()
+            report.bi_path, rows = publish_bi(target.duckdb_path)
+            report.publish_seconds = time.perf_counter() - started
+            for model in report.models:
+                model.rows = rows.get(model.name, model.rows)
     log.info(
         "models built in %.2fs (%d models, %d tests) on %s",
         report.seconds,
@@ -92,6 +102,35 @@ def build(
         target.label,
     )
     return report
+
+
+@contextlib.contextmanager
+def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
+    """A Ctrl-C, whatever became of it on its way up, leaves the build as BuildInterrupted, which says what the
+    build left at `stage()`. On its way up, dbt's runner catches the KeyboardInterrupt (run_build raises it again),
+    and DuckDB turns one during a query into its own RuntimeError('Query interrupted'), with nothing in its chain:
+    so the SIGINT itself is noted, where Python's own handler is in place (the main thread of a command)."""
+    noted = threading.Event()
+
+    def note(number: int, frame: FrameType | None) -> None:
+        noted.set()
+        signal.default_int_handler(number, frame)
+
+    ours = threading.current_thread() is threading.main_thread()
+    ours = ours and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if ours:
+        signal.signal(signal.SIGINT, note)
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise BuildInterrupted(stage()) from None
+    except Exception:
+        if noted.is_set():
+            raise BuildInterrupted(stage()) from None
+        raise
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def project_fingerprint(project_dir: Path, variables: dict[str, Any]) -> str:
@@ -120,6 +159,8 @@ def run_build(
     (models.dbt_invoke.invoke)."""
     command = ["build", "--full-refresh"] if full_refresh else ["build"]
     outcome = invoke(command, target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
+    if isinstance(outcome.exception, KeyboardInterrupt):  # dbt's runner caught the Ctrl-C: not a failed build
+        raise KeyboardInterrupt
     return report_from(outcome, target)
 
 

@@ -45,3 +45,34 @@ class ModelBuildError(BuildFailed):
 
 class DataTestFailure(BuildFailed):
     """Every model built, but at least one data test failed."""
+
+
+class BuildInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped the build; the message says what it left and what to run. A KeyboardInterrupt still,
+    so that a caller that stops on one (a Prefect flow, the demo) stops on this one too, instead of taking it for a
+    failed build to retry. `stage`: "start" (before dbt built anything), "aside" (dbt was building on DuckDB, where
+    the incremental tables are renamed aside and only a build puts them back: macros/incremental_atomic.sql) or
+    "built" (the swap had published the new tables)."""
+
+    exit_code = 130  # 128 + SIGINT, as shells report it and as the sync exits
+
+    def __init__(self, stage: str = "start") -> None:
+        self.stage = stage
+        head = "models interrupted by SIGINT"
+        if stage == "built":
+            message = (
+                f"{head} after the build passed: the reporting tables are the new ones, the BI file is still the "
+                "previous build's; run `outreach models` again to publish it"
+            )
+        elif stage == "aside":
+            message = (
+                f"{head} during the build: the BI file is unchanged, and so are the warehouse's reporting tables "
+                "but the incremental ones, left as `<name>__next` until the next build puts them back; run "
+                "`outreach models` again"
+            )
+        else:
+            message = (
+                f"{head} before the build finished: the published reporting tables and the BI file are unchanged; "
+                "run `outreach models` again"
+            )
+        super().__init__(message)

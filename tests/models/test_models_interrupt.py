@@ -1,0 +1,143 @@
+"""Ctrl-C during `outreach models`: exit 130 with one line saying what the build left, in every phase, whatever
+became of the signal on its way up (dbt's runner catches it; DuckDB turns it into its own error mid-query)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from devtools.synthetic import make_raw_warehouse
+from models.settings import bi_path_for, dbt_state_dir, resolve_target
+
+pytestmark = pytest.mark.timeout(300)
+
+OUTREACH = Path(sys.executable).with_name("outreach")
+DURING = (
+    "error: models interrupted by SIGINT during the build: the BI file is unchanged, and so are the warehouse's "
+    "reporting tables but the incremental ones, left as `<name>__next` until the next build puts them back; run "
+    "`outreach models` again"
+)
+AFTER = (
+    "error: models interrupted by SIGINT after the build passed: the reporting tables are the new ones, the BI file "
+    "is still the previous build's; run `outreach models` again to publish it"
+)
+
+
+def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as w (read_only)")
+        con.execute("use w")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _rows(path: Path, table: str = "lead_engagement") -> list[tuple[Any, ...]]:
+    return _query(path, f"select * from reporting.{table} order by all")
+
+
+def _tables(path: Path) -> list[str]:
+    return [r[0] for r in _query(path, "select table_name from duckdb_tables() where schema_name = 'reporting'")]
+
+
+def _bounce_a_lead(path: Path) -> None:
+    """A sync that found one recipient bounced: lead_engagement's row of that lead changes."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(
+            "update outreach.campaign_recipients set status = 'bounced', synced_at = '2030-01-01 00:00:01+00' "
+            "where id = (select min(id) from outreach.campaign_recipients where status <> 'bounced')"
+        )
+    finally:
+        con.close()
+
+
+def _models(path: Path, **kwargs: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(OUTREACH), "models", "--duckdb", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def published(tmp_path: Path) -> Path:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    done = _models(path)
+    out, err = done.communicate(timeout=240)
+    assert done.returncode == 0, err
+    return path
+
+
+def test_ctrl_c_while_dbt_builds_exits_130_and_says_what_it_left(published: Path) -> None:
+    bi_file = bi_path_for(published)
+    bi_before, funnel_before = bi_file.stat(), _rows(published, "recipient_funnel")
+    _bounce_a_lead(published)
+    log = dbt_state_dir(resolve_target(published)) / "logs" / "dbt.log"
+    start = log.stat().st_size
+    proc = _models(published)
+    deadline = time.monotonic() + 120
+    while b"START sql" not in log.read_bytes()[start:]:  # dbt is building the models
+        assert proc.poll() is None and time.monotonic() < deadline, "the build ended before dbt started a model"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+
+    assert proc.returncode == 130, (out, err)
+    assert err.strip() == DURING, err
+    assert (bi_file.stat().st_ino, bi_file.stat().st_mtime_ns) == (bi_before.st_ino, bi_before.st_mtime_ns)
+    assert _rows(published, "recipient_funnel") == funnel_before  # the bounce is not in it yet
+    tables = _tables(published)
+    assert "lead_engagement" not in tables and "lead_engagement__next" in tables, tables  # as the line says
+
+    again = _models(published)
+    out, err = again.communicate(timeout=240)
+    assert again.returncode == 0, err
+    assert "lead_engagement" in _tables(published)  # put back, then built with the bounce
+    assert _rows(published, "recipient_funnel") != funnel_before
+    assert _rows(bi_file, "recipient_funnel") == _rows(published, "recipient_funnel")  # and published it
+
+
+def test_ctrl_c_that_duckdb_turns_into_its_error_after_the_swap_says_the_bi_file_is_the_old_one(
+    published: Path,
+) -> None:
+    """The step between the swap and the BI file (the CLI's alert rules) runs a DuckDB query in the main thread when
+    Ctrl-C comes: DuckDB interrupts it and raises RuntimeError('Query interrupted'), not KeyboardInterrupt."""
+    bi_file = bi_path_for(published)
+    bi_before, published_rows = bi_file.stat(), _rows(bi_file)
+    _bounce_a_lead(published)
+    script = textwrap.dedent(
+        f"""
+        import os, signal, threading, duckdb
+        from models.build import build
+
+        def long_query():
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+            # one thread: DuckDB checks for a signal between the tasks the calling thread runs, and range() is one
+            # task, which a worker thread could run to its end while this one waits
+            con = duckdb.connect(config={{"threads": 1}})
+            con.execute("select count(*) from range(100000000000) t(x) where x % 7 = 3").fetchall()
+
+        try:
+            build({str(published)!r}, before_publish=long_query)
+        except KeyboardInterrupt as exc:
+            print(type(exc).__name__, exc, sep=": ")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"BuildInterrupted: {AFTER.removeprefix('error: ')}", (done.stdout, done.stderr)
+    assert _rows(published) != _rows(bi_file) == published_rows  # swapped in; not published
+    assert (bi_file.stat().st_ino, bi_file.stat().st_mtime_ns) == (bi_before.st_ino, bi_before.st_mtime_ns)
+    assert not [p.name for p in bi_file.parent.iterdir() if p.name.endswith(".tmp")]
