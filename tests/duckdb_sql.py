@@ -16,3 +16,14 @@ def run_sql(path: Path, sql: str) -> list[tuple[Any, ...]]:
         return cursor.fetchall() if cursor.description else []
     finally:
         con.close()
+
+
+def read_sql(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Run one query on the file opened read-only (it neither writes the file nor waits for a writer's lock)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{path}' as w (read_only)")
+        con.execute("use w")
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()

@@ -15,18 +15,9 @@ from devtools.synthetic import make_raw_warehouse
 from models import PROJECT_DIR
 from models.build import build
 from models.errors import DataTestFailure
+from tests.duckdb_sql import read_sql
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect()
-    try:
-        con.execute(f"attach '{path}' as w (read_only)")
-        con.execute("use w")
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _execute(path: Path, sql: str) -> None:
@@ -38,12 +29,12 @@ def _execute(path: Path, sql: str) -> None:
 
 
 def _leads(path: Path) -> list[tuple[Any, ...]]:
-    return _query(path, "select * from reporting.lead_engagement order by all")
+    return read_sql(path, "select * from reporting.lead_engagement order by all")
 
 
 def _scratch(path: Path) -> list[str]:
     """What a build leaves beside the published tables: `__next` relations and undo records."""
-    rows = _query(
+    rows = read_sql(
         path,
         "select table_schema || '.' || table_name from information_schema.tables "
         "where (table_schema = 'reporting' and table_name like '%\\_\\_next' escape '\\') "
@@ -64,7 +55,7 @@ def _touch_leads(path: Path) -> None:
 
 def _variant_sent(path: Path, change: int) -> None:
     """Break (+5) or mend (-5) the data test variant_sent_adds_up on one campaign."""
-    campaign = _query(path, "select min(campaign_id) from outreach.campaign_stats")[0][0]
+    campaign = read_sql(path, "select min(campaign_id) from outreach.campaign_stats")[0][0]
     _execute(
         path,
         f"update outreach.campaign_variants set sent = sent + {change} "
@@ -114,7 +105,7 @@ def test_a_killed_build_is_put_back_by_the_next_and_a_failed_one_puts_the_table_
     scratch = _scratch(built)
     assert "reporting.lead_engagement__next" in scratch
     assert "reporting_inputs.incremental_undo_lead_engagement" in scratch
-    assert _query(built, "select count(*) from information_schema.tables where table_name = 'lead_engagement'") == [
+    assert read_sql(built, "select count(*) from information_schema.tables where table_name = 'lead_engagement'") == [
         (0,)
     ]
     # the next build's start puts the table back before anything else, then moves it aside again: when that

@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from devtools.synthetic import make_raw_warehouse
 from models.settings import bi_path_for, dbt_state_dir, resolve_target
+from pipelines.warehouse.lock import hold
+from tests.duckdb_sql import read_sql, run_sql
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -25,49 +26,36 @@ DURING = (
     "reporting tables but the incremental ones, left as `<name>__next` until the next build puts them back; run "
     "`outreach models` again"
 )
+BEFORE = (
+    "error: models interrupted by SIGINT before the build finished: the published reporting tables and the BI file "
+    "are unchanged; run `outreach models` again"
+)
 AFTER = (
     "error: models interrupted by SIGINT after the build passed: the reporting tables are the new ones, the BI file "
     "is still the previous build's; run `outreach models` again to publish it"
 )
 
 
-def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect()
-    try:
-        con.execute(f"attach '{path}' as w (read_only)")
-        con.execute("use w")
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def _rows(path: Path, table: str = "lead_engagement") -> list[tuple[Any, ...]]:
-    return _query(path, f"select * from reporting.{table} order by all")
+    return read_sql(path, f"select * from reporting.{table} order by all")
 
 
 def _tables(path: Path) -> list[str]:
-    return [r[0] for r in _query(path, "select table_name from duckdb_tables() where schema_name = 'reporting'")]
+    return [r[0] for r in read_sql(path, "select table_name from duckdb_tables() where schema_name = 'reporting'")]
 
 
 def _bounce_a_lead(path: Path) -> None:
-    """A sync that found one recipient bounced: lead_engagement's row of that lead changes."""
-    con = duckdb.connect(str(path))
-    try:
-        con.execute(
-            "update outreach.campaign_recipients set status = 'bounced', synced_at = '2030-01-01 00:00:01+00' "
-            "where id = (select min(id) from outreach.campaign_recipients where status <> 'bounced')"
-        )
-    finally:
-        con.close()
+    """A sync that found one recipient bounced: lead_engagement's and recipient_funnel's rows change."""
+    run_sql(
+        path,
+        "update outreach.campaign_recipients set status = 'bounced', synced_at = '2030-01-01 00:00:01+00' "
+        "where id = (select min(id) from outreach.campaign_recipients where status <> 'bounced')",
+    )
 
 
-def _models(path: Path, **kwargs: Any) -> subprocess.Popen[str]:
+def _models(path: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(OUTREACH), "models", "--duckdb", str(path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kwargs,
+        [str(OUTREACH), "models", "--duckdb", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 
@@ -78,6 +66,20 @@ def published(tmp_path: Path) -> Path:
     out, err = done.communicate(timeout=240)
     assert done.returncode == 0, err
     return path
+
+
+def test_ctrl_c_while_waiting_for_a_sync_exits_130_with_nothing_changed(tmp_path: Path) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=100)
+    with hold(resolve_target(path), "sync"):  # a sync of this process holds the warehouse
+        proc = _models(path)
+        assert proc.stderr is not None
+        waiting = proc.stderr.readline()
+        assert waiting.startswith("waiting for the sync started at"), waiting
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert err.strip() == BEFORE, err
+    assert not bi_path_for(path).exists()
 
 
 def test_ctrl_c_while_dbt_builds_exits_130_and_says_what_it_left(published: Path) -> None:
