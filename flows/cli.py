@@ -18,7 +18,7 @@ import typer
 from flows.cli_alerts import after_build_step, alerts_app
 from flows.cli_hooks import hooks_app
 from flows.cli_sandbox import Scale, sandbox
-from flows.errors import OneLineErrors, fail, fail_explained
+from flows.errors import OneLineErrors, fail, fail_build, fail_explained
 
 if TYPE_CHECKING:
     from pipelines.warehouse.destination import Warehouse
@@ -202,7 +202,6 @@ def models(
     ] = None,
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
-    from models.errors import BuildFailed, BuildInterrupted
     from pipelines.core.errors import OutreachError
 
     try:
@@ -215,20 +214,8 @@ def models(
         with _writer_lock(target, "outreach models"):
             step = after_build_step(target)  # the alert rules, before the BI file is published
             report = build(target, publish=publish, before_publish=step, full_refresh=full_refresh, dbt_vars=variables)
-    except BuildFailed as exc:
-        for line in exc.problems:
-            typer.echo(f"error: {line}", err=True)
-        typer.echo(exc.report.summary())
-        typer.echo(
-            f"models failed ({len(exc.problems)} problem(s)); the published reporting tables and the BI file "
-            "are unchanged",
-            err=True,
-        )
-        raise typer.Exit(1) from None
-    except OutreachError as exc:  # models' and the sync's errors: one family, one line
-        fail(str(exc))
-    except KeyboardInterrupt as exc:  # Ctrl-C, also while waiting for the lock: what it left, and the next step
-        fail(str(exc if isinstance(exc, BuildInterrupted) else BuildInterrupted()), BuildInterrupted.exit_code)
+    except (OutreachError, KeyboardInterrupt) as exc:  # a failed build is one; Ctrl-C also while waiting for the lock
+        fail_build(exc)
     typer.echo(report.summary())
 
 

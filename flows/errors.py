@@ -35,6 +35,27 @@ def fail_explained(exc: BaseException, duckdb: Path | None) -> NoReturn:
     fail(explain(exc, configured_path(duckdb)))
 
 
+def fail_build(exc: BaseException) -> NoReturn:
+    """How `outreach models` fails: a failed build says each failing model or test on a line of its own, then its
+    summary and what it left; a Ctrl-C (BuildInterrupted, or a KeyboardInterrupt before the build) says in one line
+    what the build left; another of our errors is its one line."""
+    from models.errors import BuildFailed, BuildInterrupted
+
+    if isinstance(exc, KeyboardInterrupt):
+        fail(str(exc if isinstance(exc, BuildInterrupted) else BuildInterrupted()), BuildInterrupted.exit_code)
+    if isinstance(exc, BuildFailed):
+        for line in exc.problems:
+            typer.echo(f"error: {line}", err=True)
+        typer.echo(exc.report.summary())
+        typer.echo(
+            f"models failed ({len(exc.problems)} problem(s)); the published reporting tables and the BI file "
+            "are unchanged",
+            err=True,
+        )
+        raise typer.Exit(1) from None
+    fail(str(exc))
+
+
 class OneLineErrors(TyperGroup):
     """Every command's unexpected failure becomes one line naming its root cause
     (`pipelines.warehouse.diagnose.explain`); the traceback goes to the debug log
