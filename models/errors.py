@@ -67,8 +67,8 @@ class BuildInterrupted(KeyboardInterrupt):
         elif stage == "aside":
             message = (
                 f"{head} during the build: the BI file is unchanged, and so are the warehouse's reporting tables "
-                "but the incremental ones, left as `<name>__next` until the next build puts them back; run "
-                "`outreach models` again"
+                "but the incremental ones dbt had renamed aside (`<name>__next`), which the next build puts back; "
+                "run `outreach models` again"
             )
         else:
             message = (

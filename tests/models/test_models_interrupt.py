@@ -23,8 +23,8 @@ pytestmark = pytest.mark.timeout(300)
 OUTREACH = Path(sys.executable).with_name("outreach")
 DURING = (
     "error: models interrupted by SIGINT during the build: the BI file is unchanged, and so are the warehouse's "
-    "reporting tables but the incremental ones, left as `<name>__next` until the next build puts them back; run "
-    "`outreach models` again"
+    "reporting tables but the incremental ones dbt had renamed aside (`<name>__next`), which the next build puts "
+    "back; run `outreach models` again"
 )
 BEFORE = (
     "error: models interrupted by SIGINT before the build finished: the published reporting tables and the BI file "
