@@ -101,16 +101,21 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
         con = duckdb.connect()
         try:
             con.execute("set TimeZone = 'UTC'")
-            try:
-                con.execute(f"attach '{_quote(str(warehouse.duckdb_path))}' as wh (read_only)")
-            except duckdb.Error:
-                holder = current_holder(warehouse)
-                if holder is None:  # nobody holds it: the file itself is the problem; say which
-                    from pipelines.warehouse.diagnose import damage_problem, warehouse_problem
+            # while a sync holds the warehouse, read a copy: a reader of the file itself would make the sync's next
+            # open for writing fail (DuckDB lets no writer in beside a reader of another process)
+            holder = current_holder(warehouse)
+            if holder is None:
+                try:
+                    con.execute(f"attach '{_quote(str(warehouse.duckdb_path))}' as wh (read_only)")
+                except duckdb.Error:
+                    holder = current_holder(warehouse)
+                    if holder is None:  # nobody holds it: the file itself is the problem; say which
+                        from pipelines.warehouse.diagnose import damage_problem, warehouse_problem
 
-                    path = warehouse.duckdb_path
-                    problem = warehouse_problem(path) or damage_problem(path)
-                    raise WarehouseError(problem or f"{warehouse.label} cannot be opened by DuckDB") from None
+                        path = warehouse.duckdb_path
+                        problem = warehouse_problem(path) or damage_problem(path)
+                        raise WarehouseError(problem or f"{warehouse.label} cannot be opened by DuckDB") from None
+            if holder is not None:
                 with _committed_copy(warehouse.duckdb_path) as copy:
                     try:
                         con.execute(f"attach '{_quote(str(copy))}' as wh (read_only)")
