@@ -3,9 +3,11 @@ one line naming the cause and the fix."""
 
 from __future__ import annotations
 
+import signal
 from typing import TYPE_CHECKING
 
 from pipelines.core import errors as sync_errors
+from pipelines.core.deadline import EXIT_CODES
 
 if TYPE_CHECKING:
     from models.report import BuildReport
@@ -54,7 +56,7 @@ class BuildInterrupted(KeyboardInterrupt):
     the incremental tables are renamed aside and only a build puts them back: macros/incremental_atomic.sql) or
     "built" (the swap had published the new tables)."""
 
-    exit_code = 130  # 128 + SIGINT, as shells report it and as the sync exits
+    exit_code = EXIT_CODES[signal.SIGINT]  # as shells report it, and as the sync exits
 
     def __init__(self, stage: str = "start") -> None:
         self.stage = stage
