@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import logging
 import shlex
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -23,11 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from flows import demo_alerts, stages
 from flows.demo_warehouse import demo_pipelines_dir, prepare_warehouse
 from flows.shell import command, shown_path
+from pipelines.core.deadline import EXIT_CODES
 from pipelines.core.errors import ConfigError
 from pipelines.warehouse import demo_guard
 
@@ -119,15 +121,33 @@ def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) 
     """Run the demo end to end; leaves the warehouse and its BI file, and no process.
 
     A failure prints ``error: <cause and fix>`` on stderr and exits 1 (the flow runs' logs above
-    it hold the details).
+    it hold the details). Ctrl-C (or SIGTERM) stops it at once, whatever step it is in: the sandbox and the
+    Prefect server are stopped, one line says where it stopped, and it exits 130 (143).
     """
+    from pipelines.core.deadline import interrupted, stop_on_signals
     from pipelines.core.errors import OutreachError
 
-    try:
-        _run_demo(scale, duckdb_path)
-    except OutreachError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        raise SystemExit(1) from None
+    demo = Demo(scale=scale, warehouse=Path(stages.warehouse_path(duckdb_path)))
+    with stop_on_signals(raise_in_main=True, again="its sandbox and Prefect server stop on their own"):
+        try:
+            _run_demo(demo)
+        except KeyboardInterrupt:  # dbt's and Prefect's included (a BuildInterrupted is one)
+            _stopped(demo, interrupted() or signal.SIGINT)
+        except OutreachError as exc:
+            if interrupted():  # a sync's workers stop on the signal with SyncInterrupted
+                _stopped(demo, interrupted())
+            sys.stderr.write(f"error: {exc}\n")
+            raise SystemExit(1) from None
+
+
+def _stopped(demo: Demo, number: int) -> NoReturn:
+    """Say where a signal stopped the demo (its services are stopped by then) and exit as shells report it."""
+    where = f"during {demo.step}" if demo.step else "before its first step"
+    sys.stderr.write(
+        f"error: demo interrupted by {signal.Signals(number).name} {where}: every process it started (sandbox, "
+        "Prefect server) is stopped; run `outreach demo` again to start over (it replaces its own files)\n"
+    )
+    raise SystemExit(EXIT_CODES[signal.Signals(number)])
 
 
 @dataclass
@@ -141,14 +161,21 @@ class Demo:
     refs: list[str] = field(default_factory=list)
     prefect_temporary: bool = False
     alert_sink: Any = None  # the local JSON webhook the alerts notify (flows.demo_alerts)
+    step: str = ""  # the step running now, as its title says it ("[2/5] full sync of ...")
 
 
 @contextmanager
-def step(title: str) -> Iterator[None]:
-    """Print a step's title, then its time when it ends."""
+def step(demo: Demo, title: str) -> Iterator[None]:
+    """Print a step's title, then its time when it ends. A signal whose KeyboardInterrupt was lost on its way up
+    (`stop_on_signals`) stops the demo at the step's end."""
+    from pipelines.core.deadline import interrupted
+
+    demo.step = title
     _say(f"{title} ...")
     started = time.monotonic()
     yield
+    if interrupted():
+        raise KeyboardInterrupt
     _say(f"  done in {time.monotonic() - started:.1f} s")
 
 
@@ -267,16 +294,15 @@ def print_results(demo: Demo) -> None:
     _say(next_steps(demo.warehouse))
 
 
-def _run_demo(scale: str, duckdb_path: str | Path | None) -> None:
-    demo = Demo(scale=scale, warehouse=Path(stages.warehouse_path(duckdb_path)))
+def _run_demo(demo: Demo) -> None:
     prepare_warehouse(demo.warehouse)
-    _say(f"outreach demo: sandbox scale {scale!r}, warehouse {demo.warehouse}")
+    _say(f"outreach demo: sandbox scale {demo.scale!r}, warehouse {demo.warehouse}")
     total = len(STEPS) + 1
     with ExitStack() as stack:
-        with step(f"[1/{total}] sandbox and Prefect API, started side by side"):
+        with step(demo, f"[1/{total}] sandbox and Prefect API, started side by side"):
             start_services(demo, stack)
         for number, (title, run_step) in enumerate(STEPS, start=2):
-            with step(f"[{number}/{total}] {title}"):
+            with step(demo, f"[{number}/{total}] {title}"):
                 run_step(demo)
     print_results(demo)
     stopped = "sandbox and Prefect server stopped" if demo.prefect_temporary else "sandbox stopped"

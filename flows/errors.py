@@ -42,7 +42,8 @@ def fail_build(exc: BaseException) -> NoReturn:
     from models.errors import BuildFailed, BuildInterrupted
 
     if isinstance(exc, KeyboardInterrupt):
-        fail(str(exc if isinstance(exc, BuildInterrupted) else BuildInterrupted()), BuildInterrupted.exit_code)
+        stopped = exc if isinstance(exc, BuildInterrupted) else BuildInterrupted()
+        fail(str(stopped), stopped.exit_code)
     if isinstance(exc, BuildFailed):
         for line in exc.problems:
             typer.echo(f"error: {line}", err=True)

@@ -131,6 +131,16 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
             start_new_session=True,
         )
     server = LocalServer(process=process, home=home, port=port)
+    try:
+        return _wait_healthy(server, template)
+    except BaseException:  # Ctrl-C included: a server that did not start is not left running
+        server.stop()
+        raise
+
+
+def _wait_healthy(server: LocalServer, template: Path) -> LocalServer:
+    """Poll the server's health until it answers (then keep its migrated database as the template)."""
+    process = server.process
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     # One client for every poll: `httpx.get` builds a new one each time, and with it a TLS context (the CA
     # bundle parsed again), which kept a core busy for as long as the server took to start.
@@ -145,12 +155,11 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
             try:
                 if client.get(f"{server.api_url}/health").status_code == 200:
                     if not template.is_file():
-                        save_database_template(home / DATABASE_NAME, template)
+                        save_database_template(server.home / DATABASE_NAME, template)
                     return server
             except httpx.HTTPError:
                 pass
             time.sleep(0.25)
-    server.stop()
     raise PrefectServerError(
         f"the temporary Prefect server did not answer within {STARTUP_TIMEOUT_S:.0f} s "
         f"({_last_log_line(server.log_path) or 'no output'}): the machine may be overloaded; "

@@ -37,7 +37,11 @@ def take_sqlite_write_lock_at_begin() -> None:
 
 
 def main(argv: list[str]) -> None:
-    """Run ``prefect server start`` with ``argv`` in this process, the SQLite change applied first."""
+    """Run ``prefect server start`` with ``argv`` in this process, the SQLite change applied first; it stops with
+    the process that started it (pipelines/core/lifeline.py)."""
+    from pipelines.core.lifeline import exit_with_parent
+
+    exit_with_parent()
     take_sqlite_write_lock_at_begin()
     from prefect.cli import app
 

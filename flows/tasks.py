@@ -18,6 +18,7 @@ from flows.retry import SYNC_RETRY_DELAYS, retitled, retry_unless_permanent, wit
 from flows.run_lock import WRITER_TAG
 from flows.run_report import StageClock, WorkspaceResult
 from pipelines.core.config import OutreachSettings
+from pipelines.core.deadline import SyncInterrupted
 from pipelines.core.errors import OutreachError
 from pipelines.sync import run
 from pipelines.warehouse.destination import warehouse_target
@@ -59,6 +60,8 @@ def sync_task(key_refs: list[str], mode: Mode, settings: OutreachSettings) -> An
             raise with_ref(exc, ref) from exc
     try:
         return run.sync(settings, mode=mode, api_keys=keys, progress=False)
+    except SyncInterrupted:  # a signal stopped it (`stop_on_signals` of the caller): aborted, neither failed nor
+        raise KeyboardInterrupt from None  # retried, as Prefect ends a run that a KeyboardInterrupt stopped
     except OutreachError as exc:
         if len(key_refs) == 1:
             raise with_ref(exc, key_refs[0]) from exc

@@ -12,11 +12,9 @@ import hashlib
 import json
 import logging
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from models import PROJECT_DIR
@@ -28,6 +26,7 @@ from models.preflight import check_warehouse
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
 from models.settings import dbt_state_dir, resolve_target
+from pipelines.core.deadline import interrupted, stop_on_signals
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
@@ -78,6 +77,7 @@ def build(
         # One parse for both commands. A project that does not parse leaves None: each command then reports it.
         manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
         freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
+        _check_interrupted(stage)  # a Ctrl-C that DuckDB turned into a failed freshness query
         # only DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies
         stage = "aside" if target.is_duckdb and not full_refresh else "start"
         report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
@@ -86,8 +86,10 @@ def build(
             failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
             raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
         stage = "built"
+        _check_interrupted(stage)
         if before_publish is not None:
             before_publish()
+            _check_interrupted(stage)
         if publish and target.duckdb_path is not None:
             started = time.perf_counter()
             report.bi_path, rows = publish_bi(target.duckdb_path)
@@ -106,31 +108,26 @@ def build(
 
 @contextlib.contextmanager
 def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
-    """A Ctrl-C, whatever became of it on its way up, leaves the build as BuildInterrupted, which says what the
-    build left at `stage()`. On its way up, dbt's runner catches the KeyboardInterrupt (run_build raises it again),
-    and DuckDB turns one during a query into its own RuntimeError('Query interrupted'), with nothing in its chain:
-    so the SIGINT itself is noted, where Python's own handler is in place (the main thread of a command)."""
-    noted = threading.Event()
+    """A Ctrl-C (or SIGTERM), whatever became of it on its way up, leaves the build as BuildInterrupted, which says
+    what the build left at `stage()`. On its way up, dbt's runner catches the KeyboardInterrupt (`invoke` raises it
+    again), DuckDB turns one during a query into its own RuntimeError('Query interrupted'), with nothing in its
+    chain, and one raised in a weakref callback is lost: so the signal itself is noted (`stop_on_signals`), and
+    `_check_interrupted` stops the build at its next stage after a lost one."""
+    with stop_on_signals(raise_in_main=True, again="the next build puts the tables back"):
+        try:
+            yield
+        except KeyboardInterrupt:
+            raise BuildInterrupted(stage(), interrupted() or signal.SIGINT) from None
+        except Exception:
+            if interrupted():
+                raise BuildInterrupted(stage(), interrupted()) from None
+            raise
 
-    def note(number: int, frame: FrameType | None) -> None:
-        noted.set()
-        signal.default_int_handler(number, frame)
 
-    ours = threading.current_thread() is threading.main_thread()
-    ours = ours and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if ours:
-        signal.signal(signal.SIGINT, note)
-    try:
-        yield
-    except KeyboardInterrupt:
-        raise BuildInterrupted(stage()) from None
-    except Exception:
-        if noted.is_set():
-            raise BuildInterrupted(stage()) from None
-        raise
-    finally:
-        if ours:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+def _check_interrupted(stage: str) -> None:
+    """Stop at a stage's end after a signal whose KeyboardInterrupt was lost on its way up."""
+    if interrupted():
+        raise BuildInterrupted(stage, interrupted())
 
 
 def project_fingerprint(project_dir: Path, variables: dict[str, Any]) -> str:
@@ -159,8 +156,6 @@ def run_build(
     (models.dbt_invoke.invoke)."""
     command = ["build", "--full-refresh"] if full_refresh else ["build"]
     outcome = invoke(command, target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
-    if isinstance(outcome.exception, KeyboardInterrupt):  # dbt's runner caught the Ctrl-C: not a failed build
-        raise KeyboardInterrupt
     return report_from(outcome, target)
 
 

@@ -95,6 +95,8 @@ def invoke(
                 from models.duckdb_release import release_duckdb
 
                 release_duckdb()
+    if isinstance(result.exception, KeyboardInterrupt):  # dbt's runner caught a Ctrl-C: the caller's to stop on
+        raise KeyboardInterrupt
     outcome.seconds = time.perf_counter() - started
     outcome.success = bool(result.success)
     outcome.exception = result.exception

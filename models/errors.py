@@ -50,17 +50,17 @@ class DataTestFailure(BuildFailed):
 
 
 class BuildInterrupted(KeyboardInterrupt):
-    """Ctrl-C (SIGINT) stopped the build; the message says what it left and what to run. A KeyboardInterrupt still,
-    so that a caller that stops on one (a Prefect flow, the demo) stops on this one too, instead of taking it for a
-    failed build to retry. `stage`: "start" (before dbt built anything), "aside" (dbt was building on DuckDB, where
-    the incremental tables are renamed aside and only a build puts them back: macros/incremental_atomic.sql) or
-    "built" (the swap had published the new tables)."""
+    """Ctrl-C (SIGINT), or SIGTERM, stopped the build; the message says what it left and what to run. A
+    KeyboardInterrupt still, so that a caller that stops on one (a Prefect flow, the demo) stops on this one too,
+    instead of taking it for a failed build to retry. `stage`: "start" (before dbt built anything), "aside" (dbt was
+    building on DuckDB, where the incremental tables are renamed aside and only a build puts them back:
+    macros/incremental_atomic.sql) or "built" (the swap had published the new tables). `number`: the signal, SIGINT
+    or SIGTERM."""
 
-    exit_code = EXIT_CODES[signal.SIGINT]  # as shells report it, and as the sync exits
-
-    def __init__(self, stage: str = "start") -> None:
+    def __init__(self, stage: str = "start", number: int = signal.SIGINT) -> None:
         self.stage = stage
-        head = "models interrupted by SIGINT"
+        self.exit_code = EXIT_CODES[signal.Signals(number)]  # as shells report it, and as the sync exits
+        head = f"models interrupted by {signal.Signals(number).name}"
         if stage == "built":
             message = (
                 f"{head} after the build passed: the reporting tables are the new ones, the BI file is still the "

@@ -1,6 +1,7 @@
 """Serve the Outreach API sandbox.
 
-`python -m sandbox [--host] [--port] [--seed] [--scale] [--workspaces] [--rate-limit] [--latency-ms] [--insecure-hooks]`
+`python -m sandbox [--host] [--port] [--seed] [--scale] [--workspaces] [--rate-limit] [--latency-ms] [--insecure-hooks]
+[--exit-with-parent]`
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-limit", type=int, default=120)
     parser.add_argument("--latency-ms", type=int, default=0)
     parser.add_argument("--insecure-hooks", action="store_true")
+    parser.add_argument(
+        "--exit-with-parent", action="store_true", help="stop once the process that started this one is gone"
+    )
     a = parser.parse_args(argv)
+    if a.exit_with_parent:
+        from pipelines.core.lifeline import exit_with_parent
+
+        exit_with_parent()
     serve(
         host=a.host,
         port=a.port,

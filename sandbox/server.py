@@ -201,21 +201,28 @@ class SandboxProcess(ControlClient):
     def start(self) -> SandboxProcess:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        # A session of its own: a terminal's Ctrl-C reaches its owner, which stops it (`stop`), and not the
+        # sandbox, which would print its traceback and leave the owner's requests refused. It stops with its
+        # owner however the owner ends (pipelines/core/lifeline.py).
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox", *self.args],
+            [sys.executable, "-m", "sandbox", *self.args, "--exit-with-parent"],
             stdout=subprocess.PIPE,
             stderr=None,
             text=True,
             env=env,
+            start_new_session=True,
         )
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()  # the one "listening on" line (blocks while the data is built)
-        match = re.search(r"listening on (http://\S+?)/api/v1", line)
-        if not match:
+        try:
+            line = self.proc.stdout.readline()  # the one "listening on" line (blocks while the data is built)
+            match = re.search(r"listening on (http://\S+?)/api/v1", line)
+            if not match:
+                raise RuntimeError(f"the sandbox process did not start: {line.strip() or 'no output'}")
+            self.url = match.group(1)
+            self._wait_healthy(self.start_timeout, alive=lambda: self.proc is not None and self.proc.poll() is None)
+        except BaseException:  # Ctrl-C included: a sandbox that did not start is not left running
             self.stop()
-            raise RuntimeError(f"the sandbox process did not start: {line.strip() or 'no output'}")
-        self.url = match.group(1)
-        self._wait_healthy(self.start_timeout, alive=lambda: self.proc is not None and self.proc.poll() is None)
+            raise
         return self
 
     def stop(self) -> None:

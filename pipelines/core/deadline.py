@@ -28,6 +28,9 @@ POLL_S = 0.25  # how often a wait looks at the interrupt flag
 
 _interrupt = threading.Event()
 _signal_number = [0]
+_watched = [0]  # the signals the watcher has seen: a second one exits at once
+_again = ["the next sync resumes"]  # what a second signal says the next run does
+_taken: set[int] = set()  # the signals whose handlers `stop_on_signals` took
 
 
 class SyncInterrupted(OutreachError):
@@ -92,14 +95,20 @@ def interruption(number: int) -> SyncInterrupted:
 
 
 def _signalled(number: int) -> None:
-    if number not in EXIT_CODES:
-        return  # another signal with a Python handler: not ours
-    if _interrupt.is_set():  # a second signal: the user insists; stop now (a pending load resumes next run)
-        sys.stderr.write(f"error: {signal.Signals(number).name} again: stopped at once; the next sync resumes\n")
+    if number not in _taken:
+        return  # another signal with a Python handler (another's, or one we left to it): not ours
+    _watched[0] += 1
+    if _watched[0] > 1:  # a second signal: the user insists; stop now
+        sys.stderr.write(f"error: {signal.Signals(number).name} again: stopped at once; {_again[0]}\n")
         sys.stderr.flush()
         os._exit(EXIT_CODES[signal.Signals(number)])
-    _signal_number[0] = number
-    _interrupt.set()
+    _note(number)
+
+
+def _note(number: int) -> None:
+    if not _interrupt.is_set():
+        _signal_number[0] = number
+        _interrupt.set()
 
 
 def _watch(reader: socket.socket) -> None:
@@ -113,35 +122,74 @@ def _leave_to_the_watcher(number: int, frame: FrameType | None) -> None:
     """The Python-level handler: the signal's number reached the watcher already (`stop_on_signals`)."""
 
 
+def _raise_in_main(number: int, frame: FrameType | None) -> None:
+    """The Python-level handler of `stop_on_signals(raise_in_main=True)`: the flag (in case another wakeup fd took
+    the watcher's place), then a KeyboardInterrupt in the main thread, as Python's own SIGINT handler raises."""
+    _note(number)
+    raise KeyboardInterrupt
+
+
+def _quiet_interrupts(hook: Any) -> Any:
+    """`sys.unraisablehook` that drops a KeyboardInterrupt raised where Python can only print it (a weakref
+    callback, a `__del__`): the flag has it already, and a user should see no traceback."""
+
+    def unraisable(info: Any) -> None:
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            hook(info)
+
+    return unraisable
+
+
 @contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """While a sync runs in the main thread, SIGINT and SIGTERM ask it to stop instead of killing it.
+def stop_on_signals(*, raise_in_main: bool = False, again: str = "the next sync resumes") -> Iterator[None]:
+    """While a command runs in the main thread, SIGINT and SIGTERM ask it to stop instead of killing it.
 
     CPython runs a Python handler in the main thread only, once that thread runs Python code again, while the
     kernel may hand a process its signal in any thread; the main thread, waiting for a batch, then slept on
     until the batch had ended (4 minutes at 8 s a request). So the flag is not set by the handler: the
     interpreter's C handler writes the signal's number to a wakeup socket (`signal.set_wakeup_fd`) in whichever
-    thread took it, and a watcher thread sets the flag at once.
+    thread took it, and a watcher thread sets the flag at once. A second signal exits at once, saying so and
+    `again` (what the next run does about what this one left).
 
-    Elsewhere (a worker thread, a flow run) the handlers cannot be set, and the signals keep their effect.
+    `raise_in_main`: the main thread also gets a KeyboardInterrupt, as from Python's own handler, for work that
+    does not look at the flag (dbt, a wait for a server); the flag is still set, so the sync's workers in other
+    threads stop at their next request, and a caller knows of the signal even when the KeyboardInterrupt was
+    lost on its way up (DuckDB turns one into RuntimeError('Query interrupted'); one raised in a weakref callback
+    is only printed, and is not printed here).
+
+    Only a signal whose handler is Python's default is taken: one that is ignored (`nohup`) or handled by
+    another (Prefect's SIGTERM in a flow run's process) keeps its handler. Elsewhere (a worker thread) and inside
+    another `stop_on_signals`, nothing changes.
     """
-    if threading.current_thread() is not threading.main_thread():
+    ours = (_leave_to_the_watcher, _raise_in_main)
+    defaults = (signal.default_int_handler, signal.SIG_DFL)
+    taken = {number for number in EXIT_CODES if signal.getsignal(number) in defaults}
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) in ours:
+        taken = set()
+    if not taken:
         yield
         return
     reader, writer = socket.socketpair()
     writer.setblocking(False)  # the C handler must never block on it
     watcher = threading.Thread(target=_watch, args=(reader,), daemon=True, name="outreach-signals")
     watcher.start()
+    _again[0] = again
+    _taken.update(taken)
     previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    previous = {number: signal.signal(number, _leave_to_the_watcher) for number in EXIT_CODES}
+    handler = _raise_in_main if raise_in_main else _leave_to_the_watcher
+    previous = {number: signal.signal(number, handler) for number in taken}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _quiet_interrupts(previous_hook)
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        sys.unraisablehook = previous_hook
+        for number, old in previous.items():
+            signal.signal(number, old)
         signal.set_wakeup_fd(previous_fd)
         writer.close()  # the watcher reads the end of the stream and returns
         watcher.join()
         reader.close()
         _interrupt.clear()
-        _signal_number[0] = 0
+        _signal_number[0] = _watched[0] = 0
+        _taken.clear()

@@ -4,7 +4,6 @@ stands in for the real service."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -15,40 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import psutil
 import pytest
+from demo_support import prefect_servers, temp_homes, user_env
 from doc_blocks import as_run_here, doc_block
 
 from pipelines.warehouse import demo_guard
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
-
-
-def _prefect_servers(tmp: Path) -> set[int]:
-    """Pids of the Prefect API servers running now that an `outreach` command given TMPDIR=tmp started (their
-    PREFECT_HOME is a temporary `outreach-prefect-*` there): not the session's own, nor another test's or user's."""
-    pids = set()
-    for proc in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = " ".join(proc.info.get("cmdline") or [])
-        if "prefect server start" not in cmdline and "prefect.server.api.server:create_app" not in cmdline:
-            continue
-        try:
-            home = proc.environ().get("PREFECT_HOME", "")
-        except (psutil.AccessDenied, psutil.NoSuchProcess):
-            continue
-        if Path(home).parent == tmp and Path(home).name.startswith("outreach-prefect-"):
-            pids.add(proc.info["pid"])
-    return pids
-
-
-def _temp_homes(tmp: Path) -> set[str]:
-    return {p.name for p in tmp.glob("outreach-prefect-*")}
-
-
-def _user_env() -> dict[str, str]:
-    """A new user's shell: no Prefect or outreach settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "SOURCES__", "DESTINATION__"))}
 
 
 @dataclass
@@ -70,7 +43,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     done = subprocess.run(
         [OUTREACH, "demo", "--scale", "tiny"],
         cwd=cwd,
-        env={**_user_env(), "TMPDIR": str(tmp)},
+        env={**user_env(), "TMPDIR": str(tmp)},
         capture_output=True,
         text=True,
         check=False,
@@ -94,7 +67,7 @@ def _foreign_sandbox(make_sandbox: Any) -> tuple[Any, dict[str, Any]]:
 
 def _sync_env(sandbox: Any, key: dict[str, Any]) -> dict[str, str]:
     return {
-        **_user_env(),
+        **user_env(),
         "SOURCES__OUTREACH__BASE_URL": sandbox.base_url,
         "SOURCES__OUTREACH__API_KEY": key["key"],
         "SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE": "100000",
@@ -128,8 +101,8 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
     bi = demo_run.warehouse.with_name("outreach_bi.duckdb")
     with duckdb.connect(str(bi), read_only=True) as con:
         assert con.execute("select count(*) from reporting.campaign_performance").fetchone()[0] > 0
-    assert not _prefect_servers(demo_run.tmp), "the demo left its Prefect server running"
-    assert not _temp_homes(demo_run.tmp), "the demo left its temporary Prefect home behind"
+    assert not prefect_servers(demo_run.tmp), "the demo left its Prefect server running"
+    assert not temp_homes(demo_run.tmp), "the demo left its temporary Prefect home behind"
 
 
 def test_demo_marks_its_warehouse_with_the_sandbox_workspaces(demo_run: DemoRun) -> None:
@@ -146,7 +119,7 @@ def test_the_readme_command_finds_the_demo_pipelines(demo_run: DemoRun) -> None:
     script = as_run_here(
         doc_block("README.md", "demo-pipelines"), Path(sys.executable).parent, {"outreach_<workspace_id>": names[0]}
     )
-    env = {k: v for k, v in _user_env().items() if not k.startswith("DLT_")}
+    env = {k: v for k, v in user_env().items() if not k.startswith("DLT_")}
     done = subprocess.run(
         ["bash", "-e", "-c", script],
         cwd=demo_run.cwd,
@@ -214,7 +187,7 @@ def test_the_printed_next_steps_sync_a_real_workspace_apart_and_the_demo_then_re
     refused = subprocess.run(
         [OUTREACH, "demo", "--scale", "tiny", "--duckdb", str(mine)],
         cwd=demo_run.cwd,
-        env=_user_env(),
+        env=user_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -233,7 +206,7 @@ def test_a_warehouse_without_the_demo_marker_is_never_touched(demo_run: DemoRun,
     refused = subprocess.run(
         [OUTREACH, "demo", "--scale", "tiny"],
         cwd=tmp_path,
-        env=_user_env(),
+        env=user_env(),
         capture_output=True,
         text=True,
         check=False,

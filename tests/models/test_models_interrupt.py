@@ -143,3 +143,34 @@ def test_ctrl_c_that_duckdb_turns_into_its_error_after_the_swap_says_the_bi_file
     assert _rows(published) != _rows(bi_file) == published_rows  # swapped in; not published
     assert (bi_file.stat().st_ino, bi_file.stat().st_mtime_ns) == (bi_before.st_ino, bi_before.st_mtime_ns)
     assert not [p.name for p in bi_file.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_ctrl_c_lost_on_its_way_up_still_stops_the_build_before_the_bi_file(published: Path) -> None:
+    """Python only prints a KeyboardInterrupt raised in a `__del__` or a weakref callback, and goes on: the signal
+    came in the main thread while it collected an object. The build notes the signal itself, and stops at its next
+    stage instead of publishing as though nothing had come."""
+    bi_file = bi_path_for(published)
+    bi_before, published_rows = bi_file.stat(), _rows(bi_file)
+    _bounce_a_lead(published)
+    script = textwrap.dedent(
+        f"""
+        import os, signal, time
+        from models.build import build
+
+        class Collected:
+            def __del__(self):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.5)  # Python's handler runs here, and its KeyboardInterrupt is lost
+
+        try:
+            build({str(published)!r}, before_publish=Collected)
+        except KeyboardInterrupt as exc:
+            print(type(exc).__name__, exc, sep=": ")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"BuildInterrupted: {AFTER.removeprefix('error: ')}", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    assert _rows(published) != _rows(bi_file) == published_rows
+    assert (bi_file.stat().st_ino, bi_file.stat().st_mtime_ns) == (bi_before.st_ino, bi_before.st_mtime_ns)

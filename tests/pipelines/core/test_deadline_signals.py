@@ -55,3 +55,83 @@ def test_a_second_signal_stops_the_process_at_once_with_the_signals_exit_status(
     assert done.stderr.strip() == "error: SIGTERM again: stopped at once; the next sync resumes", done.stderr
     assert "not stopped" not in done.stdout
     assert time.monotonic() - started < 9
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+def test_raise_in_main_also_raises_keyboard_interrupt_in_the_main_thread() -> None:
+    """For work that does not look at the flag (dbt, a wait for a server): it stops as on Python's own Ctrl-C."""
+    done = _run(
+        "import os, signal, time\n"
+        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
+        "with stop_on_signals(raise_in_main=True):\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(10)\n"
+        "        print('slept on')\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('interrupted', interrupted())\n"
+        "print('after', interrupted(), signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["interrupted 2", "after 0 True"], done.stdout
+
+
+def test_a_keyboard_interrupt_lost_in_a_weakref_callback_is_still_noted_and_prints_nothing() -> None:
+    """Python can only print an exception raised in `__del__` or a weakref callback ("Exception ignored in"): the
+    command goes on. The flag still says a signal came, and no traceback reaches the user."""
+    done = _run(
+        "import os, signal, time\n"
+        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
+        "class Collected:\n"
+        "    def __del__(self):\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(0.5)\n"
+        "with stop_on_signals(raise_in_main=True):\n"
+        "    Collected()\n"
+        "    print('went on', interrupted())\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "went on 2", done.stdout
+    assert done.stderr == ""
+
+
+def test_a_handler_another_installed_is_kept_and_its_signal_is_not_ours() -> None:
+    """Prefect handles SIGTERM in a flow run's process; `nohup` ignores SIGINT: neither is taken over."""
+    done = _run(
+        "import os, signal, time\n"
+        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
+        "def theirs(number, frame):\n"
+        "    print('theirs', number)\n"
+        "signal.signal(signal.SIGTERM, theirs)\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "with stop_on_signals(raise_in_main=True):\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(0.5)\n"
+        "    print('flag', interrupted())\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["theirs", str(int(signal.SIGTERM)), "flag", "0"], done.stdout
+
+
+def test_a_nested_stop_on_signals_leaves_the_outer_one_in_charge() -> None:
+    """A model build inside the demo: the inner block neither installs nor clears anything."""
+    done = _run(
+        "import os, signal, time\n"
+        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
+        "with stop_on_signals(raise_in_main=True):\n"
+        "    outer = signal.getsignal(signal.SIGINT)\n"
+        "    try:\n"
+        "        with stop_on_signals(raise_in_main=True):\n"
+        "            assert signal.getsignal(signal.SIGINT) is outer\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "            time.sleep(10)\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "    print('outer still', interrupted(), signal.getsignal(signal.SIGINT) is outer)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "outer still 2 True", done.stdout
