@@ -78,8 +78,8 @@ def build(
         manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
         freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
         _check_interrupted(stage)  # a Ctrl-C that DuckDB turned into a failed freshness query
-        # only DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies
-        stage = "aside" if target.is_duckdb and not full_refresh else "start"
+        # DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies beside them
+        stage = ("aside" if not full_refresh else "start") if target.is_duckdb else "copies"
         report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
         report.freshness = freshness
         if not report.passed:

@@ -54,8 +54,8 @@ class BuildInterrupted(KeyboardInterrupt):
     KeyboardInterrupt still, so that a caller that stops on one (a Prefect flow, the demo) stops on this one too,
     instead of taking it for a failed build to retry. `stage`: "start" (before dbt built anything), "aside" (dbt was
     building on DuckDB, where the incremental tables are renamed aside and only a build puts them back:
-    macros/incremental_atomic.sql) or "built" (the swap had published the new tables). `number`: the signal, SIGINT
-    or SIGTERM."""
+    macros/incremental_atomic.sql), "copies" (dbt was building on PostgreSQL, beside the published tables) or
+    "built" (the swap had published the new tables). `number`: the signal, SIGINT or SIGTERM."""
 
     def __init__(self, stage: str = "start", number: int = signal.SIGINT) -> None:
         self.stage = stage
@@ -65,6 +65,12 @@ class BuildInterrupted(KeyboardInterrupt):
             message = (
                 f"{head} after the build passed: the reporting tables are the new ones, the BI file is still the "
                 "previous build's; run `outreach models` again to publish it"
+            )
+        elif stage == "copies":
+            message = (
+                f"{head} during the build: the published reporting tables are unchanged; the copies dbt was "
+                "building beside them (`<name>__next`) stay until the next build replaces them; run `outreach "
+                "models` again"
             )
         elif stage == "aside":
             message = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,19 +187,26 @@ def warehouse_target(
     return Warehouse(name, None, cfg.duckdb_storage_version, cfg.duckdb_memory_limit)
 
 
+#: dlt makes a pipeline's working folder by wiping it, then creating it (`exists_ok=False`), and reads it back:
+#: two threads making the same pipeline at once (a flow's workspaces, each keeping the warehouse open through
+#: the one events pipeline) failed there with FileExistsError, "Directory not empty" or an AttributeError.
+_MAKING = threading.Lock()
+
+
 def make_pipeline(name: str, warehouse: Warehouse, pipelines_dir: str | Path | None) -> Any:
     """A dlt pipeline writing to dataset `outreach` of `warehouse`, with its own staging dataset, in the
-    warehouse's own dlt working directory (`dlt_working_dir`)."""
+    warehouse's own dlt working directory (`dlt_working_dir`); one thread of this process at a time."""
     import dlt
 
     bounded_files()
     destination = warehouse.dlt_destination(name.removeprefix(constants.PIPELINE_PREFIX))
-    return dlt.pipeline(
-        pipeline_name=name,
-        destination=destination,
-        dataset_name=constants.DATASET_NAME,
-        pipelines_dir=str(dlt_working_dir(warehouse, pipelines_dir)),
-    )
+    with _MAKING:
+        return dlt.pipeline(
+            pipeline_name=name,
+            destination=destination,
+            dataset_name=constants.DATASET_NAME,
+            pipelines_dir=str(dlt_working_dir(warehouse, pipelines_dir)),
+        )
 
 
 _CLAIM_FILE = ".outreach_warehouse"

@@ -3,6 +3,7 @@ became of the signal on its way up (dbt's runner catches it; DuckDB turns it int
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -11,8 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psycopg2
 import pytest
+from test_sync_support import query
 
+from devtools.pg_copy import copy_raw_tables
 from devtools.synthetic import make_raw_warehouse
 from models.settings import bi_path_for, dbt_state_dir, resolve_target
 from pipelines.warehouse.lock import hold
@@ -29,6 +33,11 @@ DURING = (
 BEFORE = (
     "error: models interrupted by SIGINT before the build finished: the published reporting tables and the BI file "
     "are unchanged; run `outreach models` again"
+)
+COPIES = (
+    "error: models interrupted by SIGINT during the build: the published reporting tables are unchanged; the copies "
+    "dbt was building beside them (`<name>__next`) stay until the next build replaces them; run `outreach models` "
+    "again"
 )
 AFTER = (
     "error: models interrupted by SIGINT after the build passed: the reporting tables are the new ones, the BI file "
@@ -57,6 +66,15 @@ def _models(path: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [str(OUTREACH), "models", "--duckdb", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+
+
+def _signal_once_dbt_builds(proc: subprocess.Popen[str], log: Path, start: int) -> None:
+    """SIGINT once dbt's log (from byte `start`) shows a model being built."""
+    deadline = time.monotonic() + 120
+    while not log.exists() or b"START sql" not in log.read_bytes()[start:]:
+        assert proc.poll() is None and time.monotonic() < deadline, "the build ended before dbt started a model"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
 
 
 @pytest.fixture
@@ -89,11 +107,7 @@ def test_ctrl_c_while_dbt_builds_exits_130_and_says_what_it_left(published: Path
     log = dbt_state_dir(resolve_target(published)) / "logs" / "dbt.log"
     start = log.stat().st_size
     proc = _models(published)
-    deadline = time.monotonic() + 120
-    while b"START sql" not in log.read_bytes()[start:]:  # dbt is building the models
-        assert proc.poll() is None and time.monotonic() < deadline, "the build ended before dbt started a model"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    _signal_once_dbt_builds(proc, log, start)
     out, err = proc.communicate(timeout=60)
 
     assert proc.returncode == 130, (out, err)
@@ -174,3 +188,53 @@ def test_ctrl_c_lost_on_its_way_up_still_stops_the_build_before_the_bi_file(publ
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
     assert _rows(published) != _rows(bi_file) == published_rows
     assert (bi_file.stat().st_ino, bi_file.stat().st_mtime_ns) == (bi_before.st_ino, bi_before.st_mtime_ns)
+
+
+def test_ctrl_c_while_dbt_builds_on_postgres_leaves_every_published_table_as_it_was(
+    pg_server: Any, tmp_path: Path
+) -> None:
+    """PostgreSQL builds copies beside the published tables and swaps them in one transaction at the end: a Ctrl-C
+    while dbt builds leaves every reporting table as the last build published it, as the line says."""
+    dsn = pg_server.create_database("models_pg_interrupt")
+    copy_raw_tables(make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000), dsn)
+    env = {**os.environ, "DESTINATION__POSTGRES__CREDENTIALS": dsn.replace("postgres@", "postgres:pw@")}
+    command = [str(OUTREACH), "models", "--destination", "postgres"]
+
+    def models() -> subprocess.Popen[str]:  # dbt's state (and log) under tmp_path/data/.postgres_dbt
+        return subprocess.Popen(
+            command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    def published() -> dict[str, list[tuple[Any, ...]]]:
+        tables = query(dsn, "select table_name from information_schema.tables where table_schema = 'reporting' "
+                       "and table_type = 'BASE TABLE'")  # fmt: skip
+        return {t: sorted(query(dsn, f"select * from reporting.{t}"), key=repr) for (t,) in sorted(tables)}
+
+    first = models()
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    before = published()
+    with psycopg2.connect(dsn) as con, con.cursor() as cur:  # the block commits
+        cur.execute(
+            "update outreach.campaign_recipients set status = 'bounced', synced_at = '2030-01-01 00:00:01+00' "
+            "where id = (select min(id) from outreach.campaign_recipients where status <> 'bounced')"
+        )
+        assert cur.rowcount == 1
+    log = tmp_path / "data" / ".postgres_dbt" / "logs" / "dbt.log"
+    proc = models()
+    _signal_once_dbt_builds(proc, log, log.stat().st_size)
+    out, err = proc.communicate(timeout=60)
+
+    assert proc.returncode == 130, (out, err)
+    assert err.strip() == COPIES, err
+    after = published()
+    copies = sorted(set(after) - set(before))
+    assert copies == ["lead_engagement__next", "lead_timeline__next"]  # as the line says
+    assert {t: after[t] for t in before} == before  # every published table, every row
+
+    again = models()
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    rebuilt = published()
+    assert sorted(rebuilt) == sorted(before)  # the copies replaced, then swapped in
+    assert rebuilt["recipient_funnel"] != before["recipient_funnel"]  # the bounce is in it now
