@@ -113,7 +113,7 @@ def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
     again), DuckDB turns one during a query into its own RuntimeError('Query interrupted'), with nothing in its
     chain, and one raised in a weakref callback is lost: so the signal itself is noted (`stop_on_signals`), and
     `_check_interrupted` stops the build at its next stage after a lost one."""
-    with stop_on_signals(raise_in_main=True, again="the next build puts the tables back"):
+    with stop_on_signals(raise_in_main=True, again="the next build puts right what this one left"):
         try:
             yield
         except KeyboardInterrupt:
