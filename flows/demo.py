@@ -142,10 +142,13 @@ def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) 
 
 def _stopped(demo: Demo, number: int) -> NoReturn:
     """Say where a signal stopped the demo (its services are stopped by then) and exit as shells report it."""
+    from flows.prefect_api import configured_api_url
+
     where = f"during {demo.step}" if demo.step else "before its first step"
+    started = "sandbox" if configured_api_url() else "sandbox, Prefect server"  # a configured API is not ours
     sys.stderr.write(
-        f"error: demo interrupted by {signal.Signals(number).name} {where}: every process it started (sandbox, "
-        "Prefect server) is stopped; run `outreach demo` again to start over (it replaces its own files)\n"
+        f"error: demo interrupted by {signal.Signals(number).name} {where}: every process it started ({started}) "
+        "is stopped; run `outreach demo` again to start over (it replaces its own files)\n"
     )
     raise SystemExit(EXIT_CODES[signal.Signals(number)])
 

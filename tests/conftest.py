@@ -20,9 +20,11 @@ SLOW_FIRST: tuple[str, ...] = (
     "test_models_build.py",
     "test_models_incremental_sandbox.py",
     "test_flows_workpool.py",
+    "test_models_interrupt.py",  # 3 minutes of builds in one file, one worker
     "test_models_postgres.py",
     "test_soak.py",
     "test_demo.py",
+    "test_demo_interrupt.py",
     "test_flows.py",
     "test_sync_signals.py",  # waits
     "test_report_browser.py",
