@@ -26,6 +26,7 @@ SCRIPTS = {
     "scale_out_1000": "bench/scale_out_1000.py",  # the same at N = 10 and 1,000 (the targets at agency scale)
     "storage_format": "bench/storage_format.py",  # BI readers: writing storage v1.0.0 vs v2.0.0, 1M recipients
     "soak": "bench/soak.py",  # 50 quick syncs under faults, a model build after each, a BI reader throughout
+    "demo_interrupt": "bench/demo_interrupt.py",  # Ctrl-C during `outreach demo`: seconds to exit, what it leaves
 }
 TIMEOUT_S = 45 * 60
 TIMEOUT_S_BY_NAME = {"soak": 120 * 60, "scale_out_1000": 120 * 60}

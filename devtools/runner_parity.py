@@ -100,10 +100,11 @@ class Parity:
 
 
 @contextmanager
-def runner_tree(rev: str = RUNNER_REV, package: str = "models") -> Iterator[Path]:
-    """A temporary directory holding `package` (the runner's `models` by default) as of git revision `rev`."""
+def runner_tree(rev: str = RUNNER_REV, *packages: str) -> Iterator[Path]:
+    """A temporary directory holding `packages` (the runner's `models` by default) as of git revision `rev`."""
     with tempfile.TemporaryDirectory(prefix="runner_") as tree:
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, package], capture_output=True, check=True)
+        paths = list(packages or ("models",))
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, *paths], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", tree], input=archive.stdout, check=True)
         yield Path(tree)
 
