@@ -58,14 +58,14 @@ def test_a_second_signal_stops_the_process_at_once_with_the_signals_exit_status(
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    """`code` in a fresh interpreter (Python's own signal handlers), after the imports every script here uses."""
+    prelude = "import os, signal, time\nfrom pipelines.core.deadline import interrupted, stop_on_signals\n"
+    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=60)
 
 
 def test_raise_in_main_also_raises_keyboard_interrupt_in_the_main_thread() -> None:
     """For work that does not look at the flag (dbt, a wait for a server): it stops as on Python's own Ctrl-C."""
     done = _run(
-        "import os, signal, time\n"
-        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
         "with stop_on_signals(raise_in_main=True):\n"
         "    try:\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
@@ -83,8 +83,6 @@ def test_a_keyboard_interrupt_lost_in_a_weakref_callback_is_still_noted_and_prin
     """Python can only print an exception raised in `__del__` or a weakref callback ("Exception ignored in"): the
     command goes on. The flag still says a signal came, and no traceback reaches the user."""
     done = _run(
-        "import os, signal, time\n"
-        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
         "class Collected:\n"
         "    def __del__(self):\n"
         "        os.kill(os.getpid(), signal.SIGINT)\n"
@@ -101,8 +99,6 @@ def test_a_keyboard_interrupt_lost_in_a_weakref_callback_is_still_noted_and_prin
 def test_a_handler_another_installed_is_kept_and_its_signal_is_not_ours() -> None:
     """Prefect handles SIGTERM in a flow run's process; `nohup` ignores SIGINT: neither is taken over."""
     done = _run(
-        "import os, signal, time\n"
-        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
         "def theirs(number, frame):\n"
         "    print('theirs', number)\n"
         "signal.signal(signal.SIGTERM, theirs)\n"
@@ -120,8 +116,6 @@ def test_a_handler_another_installed_is_kept_and_its_signal_is_not_ours() -> Non
 def test_a_nested_stop_on_signals_leaves_the_outer_one_in_charge() -> None:
     """A model build inside the demo: the inner block neither installs nor clears anything."""
     done = _run(
-        "import os, signal, time\n"
-        "from pipelines.core.deadline import interrupted, stop_on_signals\n"
         "with stop_on_signals(raise_in_main=True):\n"
         "    outer = signal.getsignal(signal.SIGINT)\n"
         "    try:\n"
