@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import shlex
 import signal
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from flows import demo_alerts, stages
-from flows.demo_warehouse import demo_pipelines_dir, prepare_warehouse
+from flows.demo_warehouse import demo_pipelines_dir, next_steps, prepare_warehouse
 from flows.shell import command, shown_path
 from pipelines.core.deadline import EXIT_CODES
 from pipelines.core.errors import ConfigError
@@ -87,34 +86,6 @@ def summary_text(bi_path: Path) -> str:
     from models.summary import demo_summary
 
     return str(demo_summary(bi_path))
-
-
-def next_steps(warehouse: Path) -> str:
-    """How to query the result, and how to point the pipeline at a real key without mixing it with the demo."""
-    bi = shown_path(stages.bi_path_for(warehouse))
-    mine = shlex.quote(shown_path(warehouse.with_name("mine.duckdb")))
-    outreach = command("outreach")
-    python = shlex.quote(shown_path(Path(sys.executable)))
-    dlt_dir = shlex.quote(shown_path(demo_pipelines_dir(warehouse)))
-    demo_files = f"{shlex.quote(shown_path(warehouse))}* {shlex.quote(bi)} {dlt_dir}"
-    return "\n".join(
-        [
-            "Query the result (the BI file holds schema `reporting`; the warehouse also has raw `outreach`):",
-            f'  duckdb {bi} -c "select * from reporting.campaign_performance limit 5"   # duckdb CLI',
-            (
-                f"  {python} -c \"import duckdb; print(duckdb.connect('{bi}', read_only=True)"
-                ".execute('select * from reporting.workspace_overview').df())\""
-            ),
-            "",
-            f"Point it at the real API, in a warehouse of its own ({shown_path(warehouse)} holds the demo's sandbox",
-            "workspaces and refuses any other):",
-            "  export SOURCES__OUTREACH__BASE_URL=https://<your host>/api/v1",
-            "  export SOURCES__OUTREACH__API_KEY=<your key>   # or api_keys = [...] in .dlt/secrets.toml",
-            f"  {outreach} sync --mode full --duckdb {mine} && {outreach} models --duckdb {mine}",
-            "Or remove the demo's files, then use the defaults (outreach sync, outreach models, outreach serve):",
-            f"  rm -rf {demo_files}",
-        ]
-    )
 
 
 def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) -> None:

@@ -154,7 +154,7 @@ def _drop_staging(client: SqlClientBase[Any]) -> None:
 def _checkpoint(client: SqlClientBase[Any]) -> None:
     """Fold DuckDB's write-ahead log into the file after each batch's load.
 
-    The warehouse stays open for the whole run (`destination.kept_open`), and DuckDB did not checkpoint on
+    The warehouse stays open for the whole run (`kept_open`), and DuckDB did not checkpoint on
     its own while batches overlapped: over a run of many batches its WAL, and the memory DuckDB holds for
     what the WAL has not folded in yet, grew with every batch until loads failed on `memory_limit` (at
     1,000 tiny workspaces: a 196 MB WAL after a full sync, and an idle quick sync whose loads ran out of

@@ -32,7 +32,8 @@ from pipelines.core.report import SyncReport, WorkspaceReport
 from pipelines.source.quarantine import RejectedRecordsError, summary_line
 from pipelines.sync.batches import run_batches
 from pipelines.warehouse import demo_guard, lock
-from pipelines.warehouse.destination import dlt_working_dir, kept_open, warehouse_target
+from pipelines.warehouse.destination import dlt_working_dir, warehouse_target
+from pipelines.warehouse.kept_open import kept_open
 from pipelines.warehouse.runs import flush_failed_runs, run_row
 from pipelines.warehouse.warehouse_prep import load_spool_events, prepare_warehouse
 

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from pipelines.sync.load import _tidy_duckdb
-from pipelines.warehouse.destination import Warehouse, kept_open, make_pipeline
+from pipelines.warehouse.destination import Warehouse, make_pipeline
+from pipelines.warehouse.kept_open import kept_open
 
 
 def _wal(db: Path) -> int:
