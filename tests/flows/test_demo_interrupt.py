@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 from demo_support import prefect_servers, temp_homes, user_env
+from process_output import ProcessOutput
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -31,7 +31,6 @@ class Demo:
     """`outreach demo` in a session of its own, its output (stdout and stderr, in order) read as it comes."""
 
     def __init__(self, cwd: Path, tmp: Path) -> None:
-        self.tmp = tmp
         self.proc = subprocess.Popen(
             [OUTREACH, "demo"],
             cwd=cwd,
@@ -41,21 +40,10 @@ class Demo:
             text=True,
             start_new_session=True,
         )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self.output = ProcessOutput(self.proc)
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_until(self, ready: Callable[[], bool], what: str, timeout_s: float = 180) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not ready():
-            assert self.proc.poll() is None, f"the demo ended before {what}:\n" + "\n".join(self.lines[-30:])
-            assert time.monotonic() < deadline, f"no {what} within {timeout_s:.0f} s"
-            time.sleep(0.05)
+    def wait_until(self, ready: Callable[[], bool], what: str) -> None:
+        self.output.wait_until(ready, what, timeout=180)
 
     def children(self) -> list[psutil.Process]:
         return psutil.Process(self.proc.pid).children(recursive=True)
@@ -65,11 +53,15 @@ class Demo:
         os.killpg(self.proc.pid, signal.SIGINT)
         sent = time.monotonic()
         self.proc.wait(timeout=120)
-        self._reader.join(timeout=10)
+        self.output.join()
         return time.monotonic() - sent
 
     @property
-    def output(self) -> str:
+    def lines(self) -> list[str]:
+        return self.output.lines
+
+    @property
+    def text(self) -> str:
         return "\n".join(self.lines)
 
 
@@ -87,13 +79,13 @@ def test_ctrl_c_during_the_sync_stops_the_demo_in_seconds_with_one_line_and_no_p
     assert len(started) >= 2, [p.cmdline() for p in started]  # the sandbox and the Prefect server
     seconds = demo.ctrl_c()
 
-    assert demo.proc.returncode == 130, demo.output[-3000:]
+    assert demo.proc.returncode == 130, demo.text[-3000:]
     assert demo.lines[-1] == (
         "error: demo interrupted by SIGINT during [2/5] full sync of every workspace (Prefect flow sync-all): "
         + STOPPED
-    ), demo.output[-3000:]
+    ), demo.text[-3000:]
     assert seconds < 20, f"the demo took {seconds:.1f} s to stop"
-    assert "Traceback" not in demo.output and "Retry" not in demo.output, demo.output[-3000:]
+    assert "Traceback" not in demo.text and "Retry" not in demo.text, demo.text[-3000:]
     assert _alive(started) == []
     assert not prefect_servers(tmp_path) and not temp_homes(tmp_path)
 
@@ -109,11 +101,11 @@ def test_ctrl_c_while_the_prefect_server_starts_leaves_no_server(tmp_path: Path)
     started = demo.children()
     demo.ctrl_c()
 
-    assert demo.proc.returncode == 130, demo.output[-3000:]
+    assert demo.proc.returncode == 130, demo.text[-3000:]
     assert demo.lines[-1] == (
         "error: demo interrupted by SIGINT during [1/5] sandbox and Prefect API, started side by side: " + STOPPED
-    ), demo.output[-3000:]
-    assert "Traceback" not in demo.output, demo.output[-3000:]
+    ), demo.text[-3000:]
+    assert "Traceback" not in demo.text, demo.text[-3000:]
     assert _alive(started) == []
     assert not prefect_servers(tmp_path) and not temp_homes(tmp_path)
 

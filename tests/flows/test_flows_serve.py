@@ -9,7 +9,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ import duckdb
 import httpx
 import psutil
 from doc_blocks import as_run_here, doc_block
+from process_output import ProcessOutput
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 WHEN = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
@@ -42,34 +42,6 @@ def _project_dir(tmp_path: Path, sandbox: Any) -> tuple[Path, list[dict[str, Any
     quoted = ", ".join(f'"{k["key"]}"' for k in keys.values())
     (home / ".dlt" / "secrets.toml").write_text(f"[sources.outreach]\napi_keys = [{quoted}]\n")
     return home, list(keys.values())
-
-
-class _Output:
-    """Collect a process's merged output in a thread; wait for a line."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.lines: list[str] = []
-        self._proc = proc
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, text: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(text in line for line in self.lines):
-                return
-            if self._proc.poll() is not None:
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} not printed within {timeout:.0f} s:\n" + "\n".join(self.lines[-60:]))
-
-    def join(self) -> None:
-        self._thread.join(timeout=30)
 
 
 def _ctrl_c_as_in_a_terminal() -> None:
@@ -109,7 +81,7 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
         command, cwd=home, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=_ctrl_c_as_in_a_terminal,
     )  # fmt: skip
-    output = _Output(serve)
+    output = ProcessOutput(serve)
     try:
         output.wait_for("Stop with Ctrl-C.", timeout=240)
         text = "\n".join(output.lines)
