@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flows.errors import fail
+from flows.errors import fail, stopped_by_ctrl_c
 
 hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_is_help=True)
 
@@ -24,7 +24,8 @@ def hooks_listen(
     from pipelines.core.config import resolve_settings
     from receiver.server import listen
 
-    listen(host=host, port=port, spool_dir=spool or resolve_settings().spool_location())
+    with stopped_by_ctrl_c():
+        listen(host=host, port=port, spool_dir=spool or resolve_settings().spool_location())
 
 
 HooksRecordOption = Annotated[

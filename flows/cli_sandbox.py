@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from flows.errors import stopped_by_ctrl_c
+
 
 class Scale(StrEnum):
     tiny = "tiny"
@@ -31,14 +33,15 @@ def sandbox(
     """Serve a local, stateful sandbox of the whole API until stopped."""
     from sandbox.server import serve
 
-    serve(
-        host=host,
-        port=port,
-        seed=seed,
-        scale=scale.value,
-        rate_limit=rate_limit,
-        latency_ms=latency_ms,
-        insecure_hooks=insecure_hooks,
-        workspaces=workspaces,
-        scenario=scenario,
-    )
+    with stopped_by_ctrl_c():
+        serve(
+            host=host,
+            port=port,
+            seed=seed,
+            scale=scale.value,
+            rate_limit=rate_limit,
+            latency_ms=latency_ms,
+            insecure_hooks=insecure_hooks,
+            workspaces=workspaces,
+            scenario=scenario,
+        )

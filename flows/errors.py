@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -57,6 +59,15 @@ def fail_build(exc: BaseException) -> NoReturn:
     fail(str(exc))
 
 
+@contextlib.contextmanager
+def stopped_by_ctrl_c() -> Iterator[None]:
+    """For a server served until stopped: Ctrl-C is how it ends, not an error (exit 130, no line)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
 class OneLineErrors(TyperGroup):
     """Every command's unexpected failure becomes one line naming its root cause
     (`pipelines.warehouse.diagnose.explain`); the traceback goes to the debug log
@@ -71,6 +82,11 @@ class OneLineErrors(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
             raise
+        except KeyboardInterrupt:  # typer would exit 130 without a word (sync, models and demo say more themselves)
+            log.debug("interrupted", exc_info=True)
+            command = " ".join(filter(None, [ctx.info_name, ctx.invoked_subcommand]))
+            typer.echo(f"error: {command} stopped by Ctrl-C (SIGINT) before it finished; run it again", err=True)
+            raise typer.Exit(130) from None
         except Exception as exc:  # the last line of defence: no traceback reaches a user
             from pipelines.warehouse.diagnose import explain
 
