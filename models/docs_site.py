@@ -33,6 +33,9 @@ def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     out = Path(out_dir or default_docs_dir(target))
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".index.html.{os.getpid()}.tmp"
-    shutil.copyfile(site, tmp)
-    os.replace(tmp, out / "index.html")
+    try:  # the site is replaced whole or not at all, and a Ctrl-C leaves no temporary copy
+        shutil.copyfile(site, tmp)
+        os.replace(tmp, out / "index.html")
+    finally:
+        tmp.unlink(missing_ok=True)
     return out / "index.html"
