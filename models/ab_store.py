@@ -5,27 +5,38 @@ on DuckDB and PostgreSQL alike: read the variants and the stats totals from the 
 still returns), compute, and replace the rows of `reporting_inputs.variant_tests`. The staging view `stg_variant_tests`
 reads it and the data tests check the invariants (a winner has 100+ recipients per arm, adjusted p >= raw p).
 A failure here stops the build before dbt runs, so the published tables stay as they were.
+
+Computing needs statsmodels, scipy and pandas, a second or two of imports in every build. The rows are a function of
+the inputs and of the statistics' code alone, so a build whose inputs and code are those the stored rows were computed
+from keeps them (the fingerprint in `reporting_inputs.variant_tests_inputs`, written with the rows); `--full-refresh`
+computes them again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
-from models.ab_test import COLUMNS, variant_tests
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 log = logging.getLogger(__name__)
 
 SCHEMA = "reporting_inputs"
 TABLE = "variant_tests"
+#: one row: the fingerprint of the inputs and code that the rows of TABLE were computed from
+INPUTS = "variant_tests_inputs"
 RAW = "outreach"
 
 _VARIANTS = """
@@ -55,38 +66,44 @@ _TYPES = {
     "test_state": "text",
     "recipients_needed": "bigint",
 }
-_COLUMNS_DDL = ", ".join(f"{c} {_TYPES[c]}" for c in COLUMNS)
+_COLUMNS = list(_TYPES)  # models.ab_test.COLUMNS, in its order
+_COLUMNS_DDL = ", ".join(f"{c} {_TYPES[c]}" for c in _COLUMNS)
+#: the packages the rows are computed with, beside models/ab_test.py: a new release of one may compute other figures
+_PACKAGES = ("statsmodels", "scipy", "numpy", "pandas")
+
+Rows = Sequence[Sequence[Any]]
 
 
-def write_variant_tests(target: Warehouse) -> int:
-    """Compute and store the per-variant statistics; returns the number of variants."""
+def write_variant_tests(target: Warehouse, *, recompute: bool = False) -> int | None:
+    """Compute and store the per-variant statistics; returns the number of variants, or None when the stored rows
+    were computed from the same inputs and code and are kept (`recompute`: compute them anyway)."""
     try:
         if target.duckdb_path is not None:
-            return _write_duckdb(target.duckdb_path)
+            return _write_duckdb(target.duckdb_path, recompute)
         if target.is_postgres:
-            return _write_postgres(postgres_target(target))
+            return _write_postgres(postgres_target(target), recompute)
     except (duckdb.Error, OSError) as exc:
         raise WarehouseError(f"the A/B statistics could not be stored in {target.label}: {one_line(exc)}") from exc
     return 0
 
 
-def _compute(variants: pd.DataFrame, totals: pd.DataFrame) -> pd.DataFrame:
-    tests = variant_tests(variants, totals)
-    log.info("A/B statistics for %d variants of %d campaigns", len(tests), tests["campaign_id"].nunique())
-    return tests
-
-
-def _write_duckdb(path: Path) -> int:
+def _write_duckdb(path: Path, recompute: bool) -> int | None:
     con = duckdb.connect()
     try:
         con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as {_ALIAS}")
-        tables = {
-            r[0]
-            for r in con.execute(
-                "select table_name from duckdb_tables() where database_name = ? and schema_name = ?", [_ALIAS, RAW]
-            ).fetchall()
-        }
-        tests = _compute(*_inputs(tables, lambda sql: con.execute(sql.format(raw=f"{_ALIAS}.{RAW}")).df()))
+        found = con.execute(
+            "select schema_name, table_name from duckdb_tables() where database_name = ?", [_ALIAS]
+        ).fetchall()
+        tables = {table for schema, table in found if schema == RAW}
+        variants, totals = _inputs(tables, lambda sql: con.execute(sql.format(raw=f"{_ALIAS}.{RAW}")).fetchall())
+        fingerprint = inputs_fingerprint(variants, totals)
+        stored = {table for schema, table in found if schema == SCHEMA}
+        if not recompute and {TABLE, INPUTS} <= stored:
+            kept = con.execute(f"select fingerprint from {_ALIAS}.{SCHEMA}.{INPUTS}").fetchall()
+            if kept == [(fingerprint,)]:
+                _kept(len(variants))
+                return None
+        tests = _compute(variants, totals)
         con.execute("begin")
         con.execute(f"create schema if not exists {_ALIAS}.{SCHEMA}")
         # replace the rows, never the table: the staging view stg_variant_tests depends on it (PostgreSQL
@@ -94,14 +111,15 @@ def _write_duckdb(path: Path) -> int:
         con.execute(f"create table if not exists {_ALIAS}.{SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
         con.execute(f"delete from {_ALIAS}.{SCHEMA}.{TABLE}")
         con.register("tests_frame", tests)
-        con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(COLUMNS)} from tests_frame")
+        con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(_COLUMNS)} from tests_frame")
+        con.execute(f"create or replace table {_ALIAS}.{SCHEMA}.{INPUTS} as select ? as fingerprint", [fingerprint])
         con.execute("commit")
         return len(tests)
     finally:
         con.close()
 
 
-def _write_postgres(pg: PostgresTarget) -> int:
+def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
     import psycopg2
     from psycopg2.extras import execute_values
 
@@ -113,20 +131,30 @@ def _write_postgres(pg: PostgresTarget) -> int:
         raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
     try:
         with con, con.cursor() as cur:
-            cur.execute("select table_name from information_schema.tables where table_schema = %s", [RAW])
-            tables = {r[0] for r in cur.fetchall()}
+            cur.execute("select table_schema, table_name from information_schema.tables")
+            found = cur.fetchall()
+            tables = {table for schema, table in found if schema == RAW}
 
-            def read(sql: str) -> pd.DataFrame:
+            def read(sql: str) -> list[tuple[Any, ...]]:
                 cur.execute(sql.format(raw=RAW))
-                return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description or []])
+                return cur.fetchall()
 
-            tests = _compute(*_inputs(tables, read))
+            variants, totals = _inputs(tables, read)
+            fingerprint = inputs_fingerprint(variants, totals)
+            if not recompute and {TABLE, INPUTS} <= {table for schema, table in found if schema == SCHEMA}:
+                cur.execute(f"select fingerprint from {SCHEMA}.{INPUTS}")
+                if cur.fetchall() == [(fingerprint,)]:
+                    _kept(len(variants))
+                return None
+            tests = _compute(variants, totals)
             cur.execute(f"create schema if not exists {SCHEMA}")
             cur.execute(f"create table if not exists {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
             cur.execute(f"delete from {SCHEMA}.{TABLE}")
-            values = [tuple(_plain(v) for v in row) for row in tests[COLUMNS].itertuples(index=False)]
+            values = [tuple(_plain(v) for v in row) for row in tests[_COLUMNS].itertuples(index=False)]
             if values:
-                execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(COLUMNS)}) values %s", values)
+                execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(_COLUMNS)}) values %s", values)
+            cur.execute(f"drop table if exists {SCHEMA}.{INPUTS}")
+            cur.execute(f"create table {SCHEMA}.{INPUTS} as select %s::text as fingerprint", [fingerprint])
         return len(tests)
     except psycopg2.Error as exc:
         raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
@@ -134,19 +162,37 @@ def _write_postgres(pg: PostgresTarget) -> int:
         con.close()
 
 
-def _inputs(tables: set[str], read: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The raw variants and totals; empty frames while the sync has not created the tables."""
-    variants = (
-        read(_VARIANTS)
-        if "campaign_variants" in tables
-        else pd.DataFrame(columns=["campaign_id", "variant_index", "count_sent", "count_replied"])
+def _inputs(tables: set[str], read: Callable[[str], Rows]) -> tuple[Rows, Rows]:
+    """The raw variants' rows (_VARIANTS) and the campaigns' totals (_TOTALS), sorted; none while the sync has not
+    created the tables."""
+    variants = read(_VARIANTS) if "campaign_variants" in tables else []
+    totals = read(_TOTALS) if "campaign_stats" in tables else []
+    return sorted(map(tuple, variants), key=repr), sorted(map(tuple, totals), key=repr)
+
+
+def inputs_fingerprint(variants: Rows, totals: Rows) -> str:
+    """SHA-256 of the inputs, models/ab_test.py and the versions of the packages it computes with."""
+    digest = hashlib.sha256(Path(__file__).with_name("ab_test.py").read_bytes())
+    digest.update(repr([f"{package}=={version(package)}" for package in _PACKAGES]).encode())
+    digest.update(repr((list(variants), list(totals))).encode())
+    return digest.hexdigest()
+
+
+def _kept(variants: int) -> None:
+    log.info("A/B statistics kept: %d variants, the same inputs and code as when they were computed", variants)
+
+
+def _compute(variants: Rows, totals: Rows) -> pd.DataFrame:
+    import pandas as pd  # imported here with the statistics: a build that keeps the rows needs neither
+
+    from models.ab_test import variant_tests
+
+    tests = variant_tests(
+        pd.DataFrame(variants, columns=["campaign_id", "variant_index", "count_sent", "count_replied"]),
+        pd.DataFrame(totals, columns=["campaign_id", "count_sent", "count_contacted"]),
     )
-    totals = (
-        read(_TOTALS)
-        if "campaign_stats" in tables
-        else pd.DataFrame(columns=["campaign_id", "count_sent", "count_contacted"])
-    )
-    return variants, totals
+    log.info("A/B statistics for %d variants of %d campaigns", len(tests), tests["campaign_id"].nunique())
+    return tests
 
 
 def _plain(value: object) -> object:

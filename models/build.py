@@ -71,7 +71,8 @@ def build(
     stage = "start"  # where a Ctrl-C finds the build (BuildInterrupted)
     with _ctrl_c_says_what_it_left(lambda: stage):
         check_warehouse(target)
-        write_variant_tests(target)  # dbt-postgres runs no Python: the A/B statistics are computed before dbt
+        # dbt-postgres runs no Python: the A/B statistics are computed before dbt (kept when their inputs are unchanged)
+        write_variant_tests(target, recompute=full_refresh)
         variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
         variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
         # One parse for both commands. A project that does not parse leaves None: each command then reports it.
