@@ -145,7 +145,7 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
                 cur.execute(f"select fingerprint from {SCHEMA}.{INPUTS}")
                 if cur.fetchall() == [(fingerprint,)]:
                     _kept(len(variants))
-                return None
+                    return None
             tests = _compute(variants, totals)
             cur.execute(f"create schema if not exists {SCHEMA}")
             cur.execute(f"create table if not exists {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
