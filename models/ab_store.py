@@ -95,14 +95,14 @@ def _write_duckdb(path: Path, recompute: bool) -> int | None:
             "select schema_name, table_name from duckdb_tables() where database_name = ?", [_ALIAS]
         ).fetchall()
         tables = {table for schema, table in found if schema == RAW}
-        variants, totals = _inputs(tables, lambda sql: con.execute(sql.format(raw=f"{_ALIAS}.{RAW}")).fetchall())
+
+        def read(sql: str) -> Rows:
+            return con.execute(sql.format(raw=f"{_ALIAS}.{RAW}", schema=f"{_ALIAS}.{SCHEMA}")).fetchall()
+
+        variants, totals = _inputs(tables, read)
         fingerprint = inputs_fingerprint(variants, totals)
-        stored = {table for schema, table in found if schema == SCHEMA}
-        if not recompute and {TABLE, INPUTS} <= stored:
-            kept = con.execute(f"select fingerprint from {_ALIAS}.{SCHEMA}.{INPUTS}").fetchall()
-            if kept == [(fingerprint,)]:
-                _kept(len(variants))
-                return None
+        if not recompute and _kept(found, fingerprint, read):
+            return None
         tests = _compute(variants, totals)
         con.execute("begin")
         con.execute(f"create schema if not exists {_ALIAS}.{SCHEMA}")
@@ -135,17 +135,14 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
             found = cur.fetchall()
             tables = {table for schema, table in found if schema == RAW}
 
-            def read(sql: str) -> list[tuple[Any, ...]]:
-                cur.execute(sql.format(raw=RAW))
+            def read(sql: str) -> Rows:
+                cur.execute(sql.format(raw=RAW, schema=SCHEMA))
                 return cur.fetchall()
 
             variants, totals = _inputs(tables, read)
             fingerprint = inputs_fingerprint(variants, totals)
-            if not recompute and {TABLE, INPUTS} <= {table for schema, table in found if schema == SCHEMA}:
-                cur.execute(f"select fingerprint from {SCHEMA}.{INPUTS}")
-                if cur.fetchall() == [(fingerprint,)]:
-                    _kept(len(variants))
-                    return None
+            if not recompute and _kept(found, fingerprint, read):
+                return None
             tests = _compute(variants, totals)
             cur.execute(f"create schema if not exists {SCHEMA}")
             cur.execute(f"create table if not exists {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
@@ -178,8 +175,15 @@ def inputs_fingerprint(variants: Rows, totals: Rows) -> str:
     return digest.hexdigest()
 
 
-def _kept(variants: int) -> None:
-    log.info("A/B statistics kept: %d variants, the same inputs and code as when they were computed", variants)
+def _kept(found: Rows, fingerprint: str, read: Callable[[str], Rows]) -> bool:
+    """Whether the stored rows were computed from the inputs and code of `fingerprint`. `found`: every table's
+    (schema, name); `read(sql)`: the rows of `sql`, its {schema} SCHEMA."""
+    if not {TABLE, INPUTS} <= {table for schema, table in found if schema == SCHEMA}:
+        return False
+    if [tuple(row) for row in read(f"select fingerprint from {{schema}}.{INPUTS}")] != [(fingerprint,)]:
+        return False
+    log.info("A/B statistics kept: the same inputs and code as when they were computed")
+    return True
 
 
 def _compute(variants: Rows, totals: Rows) -> pd.DataFrame:
