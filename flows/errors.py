@@ -85,7 +85,7 @@ class OneLineErrors(TyperGroup):
         except KeyboardInterrupt:  # typer would exit 130 without a word (sync, models and demo say more themselves)
             log.debug("interrupted", exc_info=True)
             command = " ".join(filter(None, [ctx.info_name, ctx.invoked_subcommand]))
-            typer.echo(f"error: {command} stopped by Ctrl-C (SIGINT) before it finished; run it again", err=True)
+            typer.echo(f"error: {command} interrupted by SIGINT before it finished; run it again", err=True)
             raise typer.Exit(130) from None
         except Exception as exc:  # the last line of defence: no traceback reaches a user
             from pipelines.warehouse.diagnose import explain

@@ -62,7 +62,7 @@ def test_ctrl_c_while_check_waits_for_the_api_says_so_in_one_line(tmp_path: Path
         with connection:
             status = _interrupt(proc, output)
     assert status == 130, output.lines
-    assert output.lines[-1] == "error: outreach check stopped by Ctrl-C (SIGINT) before it finished; run it again"
+    assert output.lines[-1] == "error: outreach check interrupted by SIGINT before it finished; run it again"
     assert not any("Traceback" in line for line in output.lines), output.lines
 
 
