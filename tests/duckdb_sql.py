@@ -1,4 +1,5 @@
-"""SQL on a DuckDB warehouse file, one connection per statement (the build opens the file between them)."""
+"""SQL on a warehouse, one connection per statement (the build opens the warehouse between them): a DuckDB file, or a
+PostgreSQL database (`run_pg_sql`)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,19 @@ def read_sql(path: Path, sql: str) -> list[tuple[Any, ...]]:
         con.execute(f"attach '{path}' as w (read_only)")
         con.execute("use w")
         return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def run_pg_sql(dsn: str, sql: str) -> list[tuple[Any, ...]]:
+    """Run one statement on the PostgreSQL database of `dsn` and commit; its rows, or [] for a statement that returns
+    none."""
+    import psycopg2
+
+    con = psycopg2.connect(dsn)
+    try:
+        with con, con.cursor() as cursor:
+            cursor.execute(sql)
+            return cursor.fetchall() if cursor.description else []
     finally:
         con.close()

@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from models.ab_store import write_variant_tests
 from models.settings import resolve_target
+from tests.duckdb_sql import run_pg_sql, run_sql
 
 RAW = """
 create schema outreach;
@@ -50,31 +52,13 @@ def _duckdb(tmp_path: Path) -> tuple[Any, Callable[[str], list[tuple[Any, ...]]]
     path = tmp_path / "w.duckdb"
     with duckdb.connect(str(path)) as con:
         con.execute(RAW)
-
-    def execute(sql: str) -> list[tuple[Any, ...]]:
-        with duckdb.connect(str(path)) as con:
-            cursor = con.execute(sql)
-            return cursor.fetchall() if cursor.description else []
-
-    return resolve_target(path, None), execute, [str(path), ""]
+    return resolve_target(path, None), partial(run_sql, path), [str(path), ""]
 
 
 def _postgres(pg_dsn: str, pg_credentials: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, list[str]]:
-    import psycopg2
-
     monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
-
-    def execute(sql: str) -> list[tuple[Any, ...]]:
-        con = psycopg2.connect(pg_dsn)
-        try:
-            with con, con.cursor() as cursor:
-                cursor.execute(sql)
-                return cursor.fetchall() if cursor.description else []
-        finally:
-            con.close()
-
-    execute(RAW)
-    return resolve_target(None, "postgres"), execute, ["", "postgres"]
+    run_pg_sql(pg_dsn, RAW)
+    return resolve_target(None, "postgres"), partial(run_pg_sql, pg_dsn), ["", "postgres"]
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "postgres"])

@@ -13,6 +13,7 @@ copy row for row (EXCEPT ALL both ways, and the row counts).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 
 from models.build import build
 from pipelines.sync.edge import run_sync
+from tests.duckdb_sql import run_pg_sql
 
 pytestmark = pytest.mark.timeout(2400)  # four syncs and five builds: minutes on a loaded 2-CPU machine
 
@@ -191,18 +193,6 @@ def test_incremental_equals_full_refresh_on_postgres(
     pg_credentials: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import psycopg2
-
     monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
-
-    def execute(sql: str) -> list[tuple[Any, ...]]:
-        con = psycopg2.connect(pg_dsn)
-        try:
-            with con, con.cursor() as cursor:
-                cursor.execute(sql)
-                return cursor.fetchall() if cursor.description else []
-        finally:
-            con.close()
-
-    _scenario(Warehouse(sandbox, tmp_path, execute, destination="postgres"))
+    _scenario(Warehouse(sandbox, tmp_path, partial(run_pg_sql, pg_dsn), destination="postgres"))
