@@ -100,7 +100,7 @@ def _write_duckdb(path: Path, recompute: bool) -> int | None:
             return con.execute(sql.format(raw=f"{_ALIAS}.{RAW}", schema=f"{_ALIAS}.{SCHEMA}")).fetchall()
 
         variants, totals = _inputs(tables, read)
-        fingerprint = inputs_fingerprint(variants, totals)
+        fingerprint = _fingerprint(variants, totals)
         if not recompute and _kept(found, fingerprint, read):
             return None
         tests = _compute(variants, totals)
@@ -140,7 +140,7 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
                 return cur.fetchall()
 
             variants, totals = _inputs(tables, read)
-            fingerprint = inputs_fingerprint(variants, totals)
+            fingerprint = _fingerprint(variants, totals)
             if not recompute and _kept(found, fingerprint, read):
                 return None
             tests = _compute(variants, totals)
@@ -167,7 +167,7 @@ def _inputs(tables: set[str], read: Callable[[str], Rows]) -> tuple[Rows, Rows]:
     return sorted(map(tuple, variants), key=repr), sorted(map(tuple, totals), key=repr)
 
 
-def inputs_fingerprint(variants: Rows, totals: Rows) -> str:
+def _fingerprint(variants: Rows, totals: Rows) -> str:
     """SHA-256 of the inputs, models/ab_test.py and the versions of the packages it computes with."""
     digest = hashlib.sha256(Path(__file__).with_name("ab_test.py").read_bytes())
     digest.update(repr([f"{package}=={version(package)}" for package in _PACKAGES]).encode())
