@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from models.ab_columns import COLUMN_TYPES, COLUMNS
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
@@ -51,23 +52,7 @@ _TOTALS = """
 #: DuckDB names a file's catalog after its stem: data/outreach.duckdb's catalog `outreach` clashes with the
 #: raw schema, so the file is attached under this alias (as the dbt profile does)
 _ALIAS = "warehouse"
-_TYPES = {
-    "campaign_id": "text",
-    "variant_index": "bigint",
-    "estimated_recipients": "bigint",
-    "reply_rate": "double precision",
-    "reply_rate_ci_low": "double precision",
-    "reply_rate_ci_high": "double precision",
-    "compared_variant_index": "bigint",
-    "z_score": "double precision",
-    "p_value": "double precision",
-    "adjusted_p_value": "double precision",
-    "is_winner": "boolean",
-    "test_state": "text",
-    "recipients_needed": "bigint",
-}
-_COLUMNS = list(_TYPES)  # models.ab_test.COLUMNS, in its order
-_COLUMNS_DDL = ", ".join(f"{c} {_TYPES[c]}" for c in _COLUMNS)
+_COLUMNS_DDL = ", ".join(f"{column} {kind}" for column, kind in COLUMN_TYPES.items())
 #: the packages the rows are computed with, beside models/ab_test.py: a new release of one may compute other figures
 _PACKAGES = ("statsmodels", "scipy", "numpy", "pandas")
 
@@ -111,7 +96,7 @@ def _write_duckdb(path: Path, recompute: bool) -> int | None:
         con.execute(f"create table if not exists {_ALIAS}.{SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
         con.execute(f"delete from {_ALIAS}.{SCHEMA}.{TABLE}")
         con.register("tests_frame", tests)
-        con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(_COLUMNS)} from tests_frame")
+        con.execute(f"insert into {_ALIAS}.{SCHEMA}.{TABLE} select {', '.join(COLUMNS)} from tests_frame")
         con.execute(f"create or replace table {_ALIAS}.{SCHEMA}.{INPUTS} as select ? as fingerprint", [fingerprint])
         con.execute("commit")
         return len(tests)
@@ -147,9 +132,9 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
             cur.execute(f"create schema if not exists {SCHEMA}")
             cur.execute(f"create table if not exists {SCHEMA}.{TABLE} ({_COLUMNS_DDL})")
             cur.execute(f"delete from {SCHEMA}.{TABLE}")
-            values = [tuple(_plain(v) for v in row) for row in tests[_COLUMNS].itertuples(index=False)]
+            values = [tuple(_plain(v) for v in row) for row in tests[COLUMNS].itertuples(index=False)]
             if values:
-                execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(_COLUMNS)}) values %s", values)
+                execute_values(cur, f"insert into {SCHEMA}.{TABLE} ({', '.join(COLUMNS)}) values %s", values)
             cur.execute(f"drop table if exists {SCHEMA}.{INPUTS}")
             cur.execute(f"create table {SCHEMA}.{INPUTS} as select %s::text as fingerprint", [fingerprint])
         return len(tests)

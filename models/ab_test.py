@@ -29,6 +29,8 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint, proportion_effectsize, proportions_ztest
 
+from models.ab_columns import COLUMNS
+
 ALPHA = 0.05
 POWER = 0.8
 MIN_RECIPIENTS = 100
@@ -37,22 +39,6 @@ WINNER = "winner"
 NO_WINNER_YET = "no winner yet"
 SINGLE_VARIANT = "single variant"
 NO_DATA = "no recipients"
-
-COLUMNS = [
-    "campaign_id",
-    "variant_index",
-    "estimated_recipients",
-    "reply_rate",
-    "reply_rate_ci_low",
-    "reply_rate_ci_high",
-    "compared_variant_index",
-    "z_score",
-    "p_value",
-    "adjusted_p_value",
-    "is_winner",
-    "test_state",
-    "recipients_needed",
-]
 
 
 def estimate_recipients(variant_sent: int, campaign_sent: int, contacted: int, replied: int) -> int | None:
