@@ -99,6 +99,18 @@
     {%- endif -%}
 {%- endmacro %}
 
+{#- A condition on raw `table_name`'s rows (columns unqualified), for `from <that table> where ...`. On DuckDB
+    the rows are first picked by rowid: a condition on the stamps is a join (the marks are a set), which DuckDB
+    does not push into the scan, so every column the query reads would be read from every row. -#}
+{% macro raw_rows_where(table_name, condition) %}
+    {%- if condition | trim == '1 = 1' -%}{{ return('1 = 1') }}{%- endif -%}
+    {{ return(adapter.dispatch('raw_rows_where', 'outreach')(table_name, condition)) }}
+{% endmacro %}
+{% macro default__raw_rows_where(table_name, condition) %}{{ return('(' ~ condition ~ ')') }}{% endmacro %}
+{% macro duckdb__raw_rows_where(table_name, condition) %}
+    {{ return('rowid in (select rowid from ' ~ raw_relation(table_name) ~ ' where ' ~ condition ~ ')') }}
+{% endmacro %}
+
 {% macro current_raw_campaigns() -%}
     select distinct id as campaign_id from {{ raw_relation('campaigns') }} where _dlt_valid_to is null
 {%- endmacro %}
@@ -121,12 +133,12 @@
     {%- set address = lead_address_columns() -%}
     select {{ lead_key_columns(lead_email(address['campaign_recipients'])) }}
     from {{ raw_relation('campaign_recipients') }}
-    where {{ changed_since_snapshot('campaign_recipients') }}
-        or campaign_id in ({{ changed_campaigns() }})
+    where {{ raw_rows_where('campaign_recipients', changed_since_snapshot('campaign_recipients')
+        ~ ' or campaign_id in (' ~ changed_campaigns() ~ ')') }}
     union
     select {{ lead_key_columns(lead_email(address['replies'])) }}
     from {{ raw_relation('replies') }}
-    where {{ changed_since_snapshot('replies') }}
+    where {{ raw_rows_where('replies', changed_since_snapshot('replies')) }}
     union
     {{ left_leads() }}
 {%- endmacro %}
@@ -178,11 +190,20 @@
         else 'select distinct ' ~ lead_key_columns() ~ ' from ' ~ this -%}
     {%- set statements = ['drop table if exists ' ~ touched, 'create table ' ~ touched ~ ' as ' ~ keys] -%}
     {%- if keeps_undo_record() -%}
-        {%- do statements.append('insert into ' ~ undo_relation(model.name) ~ ' select target.* from ' ~ this
-            ~ ' as target inner join ' ~ touched ~ ' as touched on ' ~ touched_lead_match('touched', 'target')) -%}
+        {#- DuckDB: the rows are found once (a join on two strings over millions of rows) and then copied and
+            deleted by their rowid, which holds within the model's transaction -#}
+        {%- set found = adapter.quote('touched_rows_' ~ model.name) -%}
+        {%- set rows_found = ' where rowid in (select touched_rowid from ' ~ found ~ ')' -%}
+        {%- do statements.extend([
+            'create or replace temporary table ' ~ found ~ ' as select target.rowid as touched_rowid from ' ~ this
+                ~ ' as target inner join ' ~ touched ~ ' as touched on ' ~ touched_lead_match('touched', 'target'),
+            'insert into ' ~ undo_relation(model.name) ~ ' select * from ' ~ this ~ rows_found,
+            'delete from ' ~ this ~ rows_found,
+            'drop table ' ~ found]) -%}
+    {%- else -%}
+        {%- do statements.append('delete from ' ~ this ~ ' as target using ' ~ touched ~ ' as touched where '
+            ~ touched_lead_match('touched', 'target')) -%}
     {%- endif -%}
-    {%- do statements.append('delete from ' ~ this ~ ' as target using ' ~ touched ~ ' as touched where '
-        ~ touched_lead_match('touched', 'target')) -%}
     {{ return(statements | join(';\n')) }}
 {% endmacro %}
 

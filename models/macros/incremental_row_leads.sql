@@ -34,7 +34,7 @@
     select '{{ table_name }}' as table_name, {{ text_hash('id') }} as row_hash,
         {{ lead_hash("coalesce(workspace_id, '')", "coalesce(" ~ lead_email(lead_address_columns()[table_name]) ~ ", '')") }} as lead_hash
     from {{ raw_relation(table_name) }}
-    where ({{ condition }})
+    where {{ raw_rows_where(table_name, condition) }}
     {%- if live and 'deleted_at' in stamps %} and deleted_at is null{% endif %}
 {%- endmacro %}
 
@@ -85,7 +85,8 @@
         {%- for table_name, stamps in tables.items() -%}
             {%- set changed = changed_since_snapshot(table_name, stamps) -%}
             {%- do statements.append('delete from ' ~ relation ~ " where table_name = '" ~ table_name ~ "' and row_hash in ("
-                ~ 'select ' ~ text_hash('id') ~ ' from ' ~ raw_relation(table_name) ~ ' where ' ~ changed ~ ')') -%}
+                ~ 'select ' ~ text_hash('id') ~ ' from ' ~ raw_relation(table_name) ~ ' where '
+                ~ raw_rows_where(table_name, changed) ~ ')') -%}
             {%- do statements.append('insert into ' ~ relation ~ ' ' ~ row_leads_sql(table_name, stamps, changed)) -%}
         {%- endfor -%}
     {%- endif -%}
