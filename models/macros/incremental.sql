@@ -219,7 +219,8 @@
     (and on PostgreSQL gather the raw tables' planner statistics first: macros/planner_statistics.sql). -#}
 {% macro outreach_start_build() %}
     {%- if not execute or flags.WHICH not in ['build', 'run'] -%}{{ return('') }}{%- endif -%}
-    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] + analyze_sources_sql() -%}
+    {%- set statements = [adapter.dispatch('create_inputs_schema_sql', 'outreach')()] + analyze_sources_sql()
+        + changed_rows_sql() -%}
     {%- set marks = ['select cast(null as ' ~ dbt.type_string() ~ ') as table_name, cast(null as '
         ~ dbt.type_string() ~ ') as column_name, cast(null as ' ~ type_timestamptz() ~ ') as stamp where 1 = 0'] -%}
     {%- for table_name in incremental_marked_tables() -%}
@@ -288,22 +289,23 @@
         {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())
             ~ ' rename to ' ~ adapter.quote('incremental_' ~ name)) -%}
     {%- endfor -%}
-    {%- do statements.extend(drop_undo_records()) -%}
+    {%- do statements.extend(drop_run_records()) -%}
     {{ return(statements) }}
 {% endmacro %}
 
-{#- The run's state: the snapshot it took, and each incremental model's touched leads and undo record. -#}
+{#- The run's state: the snapshot it took, the ids of the raw rows changed since the last one, and each
+    incremental model's touched leads and undo record. -#}
 {% macro discard_incremental_state() %}
     {%- set statements = [] -%}
     {%- for name in incremental_state_tables() -%}
         {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name, next_suffix())) -%}
     {%- endfor -%}
-    {%- do statements.extend(drop_undo_records()) -%}
+    {%- do statements.extend(drop_run_records()) -%}
     {{ return(statements) }}
 {% endmacro %}
 
-{% macro drop_undo_records() %}
-    {%- set statements = [] -%}
+{% macro drop_run_records() %}
+    {%- set statements = drop_changed_rows_sql() -%}
     {%- for node in graph.nodes.values() -%}
         {%- if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
             {%- do statements.extend(drop_undo_sql(node)) -%}
