@@ -181,9 +181,10 @@
 {#- A lead's address as every model keys it: lower case, without the spaces around it (staging, the incremental
     keys). Spaces only (U+0020), as PostgreSQL's trim() strips: DuckDB's trim() also strips other Unicode spaces
     (U+00A0, ...), so the engines would key one address apart. Only an address that starts or ends with a space
-    goes through trim(), the costly step of reading millions of addresses on DuckDB. -#}
+    goes through trim(), the costly step of reading millions of addresses on DuckDB; lower() in each branch, not
+    around the `case`, whose result DuckDB would first copy every address into. -#}
 {% macro lead_email(address) -%}
-    lower(case when {{ address }} like ' %' or {{ address }} like '% ' then trim(both ' ' from {{ address }}) else {{ address }} end)
+    case when {{ address }} like ' %' or {{ address }} like '% ' then lower(trim(both ' ' from {{ address }})) else lower({{ address }}) end
 {%- endmacro %}
 
 {#- The domain of an email address (the text after its '@'), lower case; null without one. -#}
