@@ -120,7 +120,7 @@ def _dbt_phases(log: Path) -> dict[str, float]:
     }
 
 
-def _child_publish(path: str) -> None:
+def child_publish(path: str) -> None:
     from models.publish import publish_bi
 
     started = time.perf_counter()
@@ -223,6 +223,6 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-dbt":
         _child_dbt(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] == "--child-publish":
-        _child_publish(sys.argv[2])
+        child_publish(sys.argv[2])
     else:
         main()

@@ -9,18 +9,21 @@
 - A BI tool holding the BI file open read-only keeps reading its snapshot: on Linux and macOS
   `os.replace` swaps the directory entry while open handles keep the old inode.
 - Leftovers of a publish that was killed (`.<name>.<pid>.tmp` and its `.wal`) are removed by the next one.
+- A publish after the first starts from a copy of the previous BI file and changes only what differs
+  (`models/bi_update.py`): the result is the same file a publish from nothing writes, table for table.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from pathlib import Path
 
 import duckdb
 
-from models import STAGING_PREFIX
+from models import STAGING_PREFIX, bi_update
 from models.errors import PublishError, WarehouseError
 from models.settings import bi_path_for, storage_version
 from pipelines.core.root_cause import one_line
@@ -58,7 +61,7 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         tables = _mart_tables(con)
         if not tables:
             raise WarehouseError(f"no {REPORTING} tables in {path}: run `outreach models` first")
-        rows = _write(con, tmp, tables, version)
+        rows = _write(con, tmp, tables, version, previous=target)
     except (duckdb.Error, OSError) as exc:
         _unlink(tmp)
         raise PublishError(
@@ -99,40 +102,79 @@ def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [name for (name,) in rows if not name.endswith(NEXT_SUFFIX) and not name.startswith(STAGING_PREFIX)]
 
 
-def _write(con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str) -> dict[str, int]:
-    con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+def _write(
+    con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str, previous: Path
+) -> dict[str, int]:
+    reused = _attach_copy(con, previous, tmp, version)
     rows: dict[str, int] = {}
     try:
-        con.execute(f"create schema {_TARGET}.{REPORTING}")
+        con.execute(f"create schema if not exists {_TARGET}.{REPORTING}")
+        for stale in bi_update.stale_tables(con, _TARGET, REPORTING, tables) if reused else []:
+            con.execute(f'drop table {_TARGET}.{REPORTING}."{stale}"')
         for table in tables:
-            con.execute(
-                f'create table {_TARGET}.{REPORTING}."{table}" as select {_select_list(con, table)} '
-                f'from {_SOURCE}.{REPORTING}."{table}"'
-            )
+            columns = _columns(con, table)
+            if not (reused and bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)):
+                select = ", ".join(f'{expression} as "{name}"' for expression, name, _ in columns)
+                con.execute(
+                    f'create or replace table {_TARGET}.{REPORTING}."{table}" as select {select} '
+                    f'from {_SOURCE}.{REPORTING}."{table}"'
+                )
             rows[table] = int(con.execute(f'select count(*) from {_TARGET}.{REPORTING}."{table}"').fetchall()[0][0])
-        _copy_comments(con, tables)
+        _copy_comments(con, tables, clear=reused)
         con.execute(f"checkpoint {_TARGET}")
     finally:
         con.execute(f"detach {_TARGET}")
     return rows
 
 
-def _select_list(con: duckdb.DuckDBPyConnection, table: str) -> str:
-    """Every column, a TIMESTAMPTZ one as a plain TIMESTAMP holding UTC: SQLAlchemy tools (Superset) read a
-    TIMESTAMPTZ as naive and bucket it in the server's time zone; a UTC TIMESTAMP means the same everywhere."""
+def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str) -> bool:
+    """Attach `tmp` as the file to write: a copy of the previous BI file where it can be reused (True), else a new
+    file (`models/bi_update.py` says when)."""
+    if previous.is_file() and not Path(f"{previous}.wal").exists():
+        shutil.copyfile(previous, tmp)
+        try:
+            con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+        except duckdb.Error as exc:  # e.g. a file of a later storage version, which DuckDB will not lower
+            log.info("writing the BI file anew: the previous one cannot be reused (%s)", one_line(exc))
+        else:
+            if bi_update.reusable(con, _TARGET):
+                return True
+            log.info("writing the BI file anew: the previous one has many free blocks")
+            con.execute(f"detach {_TARGET}")
+        _unlink(tmp)
+    con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+    return False
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, str]]:
+    """(expression over the warehouse's row, name, type in the BI file) of every column, a TIMESTAMPTZ one as a
+    plain TIMESTAMP holding UTC: SQLAlchemy tools (Superset) read a TIMESTAMPTZ as naive and bucket it in the
+    server's time zone; a UTC TIMESTAMP means the same everywhere."""
     columns = con.execute(
         "select column_name, data_type from duckdb_columns() where database_name = ? and schema_name = ? "
         "and table_name = ? order by column_index",
         [_SOURCE, REPORTING, table],
     ).fetchall()
-    return ", ".join(
-        f'timezone(\'UTC\', "{name}") as "{name}"' if data_type == _INSTANT_TYPE else f'"{name}"'
+    return [
+        (f"timezone('UTC', \"{name}\")", name, "TIMESTAMP")
+        if data_type == _INSTANT_TYPE
+        else (f'"{name}"', name, data_type)
         for name, data_type in columns
-    )
+    ]
 
 
-def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str]) -> None:
-    """The table and column docs dbt persisted in the warehouse (persist_docs), onto the BI file's tables."""
+def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str], clear: bool) -> None:
+    """The table and column docs dbt persisted in the warehouse (persist_docs), onto the BI file's tables; with
+    `clear`, the copy's own comments are removed first (a doc removed since the previous publish)."""
+    if clear:
+        statements = [f'comment on table {_TARGET}.{REPORTING}."{table}" is null' for table in tables]
+        for table, column in con.execute(
+            "select table_name, column_name from duckdb_columns() where database_name = ? and schema_name = ? "
+            "and comment is not null",
+            [_TARGET, REPORTING],
+        ).fetchall():
+            statements.append(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is null')
+        con.execute(";\n".join(statements))
     for table, comment in con.execute(
         "select table_name, comment from duckdb_tables() where database_name = ? and schema_name = ? "
         "and comment is not null",

@@ -1,0 +1,100 @@
+"""A publish that starts from the previous BI file (models/bi_update.py) writes the same file as a publish from
+nothing: every table row for row, the same columns, types and comments, the same storage version; and a
+DuckDB release that BI tools ship reads it."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from devtools.readers import current_reader, python_reader
+from devtools.synthetic import make_raw_warehouse
+from models import bi_update
+from models.build import build
+from models.publish import publish_bi
+from models.settings import bi_path_for
+from tests.duckdb_sql import run_sql
+
+pytestmark = pytest.mark.timeout(600)
+
+ANEW = "writing the BI file anew"
+
+
+def _differences(updated: Path, fresh: Path) -> list[str]:
+    """What tells the two BI files apart: tables, columns with their types and comments, table comments,
+    storage versions, and each table's rows (EXCEPT ALL both ways)."""
+    con = duckdb.connect()
+    try:
+        con.execute(f"attach '{updated}' as u (read_only); attach '{fresh}' as f (read_only)")
+        found = []
+        for what, sql in {
+            "tables": "select table_name, comment from duckdb_tables() where database_name = ? order by all",
+            "columns": "select table_name, column_index, column_name, data_type, comment from duckdb_columns() "
+            "where database_name = ? order by all",
+            "storage": "select tags from duckdb_databases() where database_name = ?",
+        }.items():
+            if con.execute(sql, ["u"]).fetchall() != con.execute(sql, ["f"]).fetchall():
+                found.append(what)
+        tables = con.execute("select table_name from duckdb_tables() where database_name = 'f'").fetchall()
+        for (table,) in tables:
+            for a, b in (("u", "f"), ("f", "u")):
+                extra = con.execute(
+                    f'select count(*) from (select * from {a}.reporting."{table}" '
+                    f'except all select * from {b}.reporting."{table}")'
+                ).fetchall()[0][0]
+                if extra:
+                    found.append(f"{table}: {extra} rows only in {a}")
+        return found
+    finally:
+        con.close()
+
+
+def test_a_publish_from_the_previous_file_equals_one_from_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=2000)
+    assert build(path).passed
+    bi = bi_path_for(path)
+    # every table by rows, not only those of 100,000 rows and more
+    monkeypatch.setattr(bi_update, "WHOLE_BELOW", 0)
+
+    # a sync changes a recipient's name and moves another to a new address; a table the marts no longer have
+    sync = "update outreach.campaign_recipients set {}, synced_at = '2030-01-01 00:00:01+00' where id = ({})"
+    live = "select {}(id) from outreach.campaign_recipients where deleted_at is null"
+    run_sql(path, sync.format("first_name = 'Renamed'", live.format("min")))
+    run_sql(path, sync.format("email = 'moved.' || email", live.format("max")))
+    con = duckdb.connect(str(bi))
+    con.execute("create table reporting.dropped_mart as select 1 as n")
+    con.close()
+    with caplog.at_level(logging.DEBUG, logger="models"):
+        assert build(path).passed
+    assert ANEW not in caplog.text
+    assert "lead_engagement: 2 rows deleted, 2 inserted" in caplog.text, caplog.text[-2000:]
+    shutil.move(bi, tmp_path / "updated.duckdb")
+    publish_bi(path)  # from nothing: no previous file
+    assert _differences(tmp_path / "updated.duckdb", bi) == []
+
+    old = python_reader("1.1.3")
+    assert old.census(tmp_path / "updated.duckdb") == current_reader().census(bi)
+
+
+def test_a_previous_file_of_a_later_storage_version_is_written_anew(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    assert build(path, publish=False).passed
+    bi = bi_path_for(path)
+    con = duckdb.connect()
+    con.execute(f"attach '{bi}' as later (storage_version 'v1.2.0')")
+    con.execute("create schema later.reporting; create table later.reporting.campaign_performance as select 1 as n")
+    con.close()
+    with caplog.at_level(logging.INFO, logger="models"):
+        publish_bi(path)
+    assert ANEW in caplog.text
+    shutil.move(bi, tmp_path / "anew.duckdb")
+    publish_bi(path)
+    assert _differences(tmp_path / "anew.duckdb", bi) == []
