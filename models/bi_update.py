@@ -1,19 +1,20 @@
 """Bring a copy of the previous BI file up to date, instead of writing every mart into a new file.
 
-Writing a table into a file of an old storage format is what publishing costs (compression and writes: about 10 s
-for the 10M rows of `lead_engagement`), while an incremental build rewrites about 1% of those rows. So when the
-previous BI file can be reused, `models.publish` copies it and, in the copy:
+Writing a table into a file of an old storage format is most of what a publish costs at scale (compression and
+writes), while an incremental build rewrites about 1% of the per-lead marts' rows (the figures: bench/RESULTS.md,
+the incremental models' section). So `models.publish` copies the previous BI file, if it can be reused, and in
+the copy:
 - a mart table of fewer than `WHOLE_BELOW` rows, a new one, or one whose columns changed is written whole;
 - a larger one is changed row by row: the copy's rows whose content the warehouse no longer holds are deleted,
-  and the warehouse's rows the copy lacks are inserted. A row's content is two 64-bit hashes of all its columns,
-  as the BI file holds them. This is exact when the warehouse's rows are distinct, which is checked (a mart with
-  two equal rows is written whole), and the copy must then hold as many rows as the warehouse;
+  and the warehouse's rows the copy lacks are inserted. A row's content is two 64-bit hashes of all its columns
+  as the BI file holds them. Exact when the warehouse's rows are distinct, which is checked (their first hashes
+  are: otherwise the table is written whole), and the copy must then hold as many rows as the warehouse;
 - a table the warehouse no longer has is dropped.
 
-The previous file is reused only if it is a plain file without a WAL (a read-write opener's changes, which the
-copy would lose), opens in the configured storage version (DuckDB raises the version of an older file, and refuses
-to lower it: that file is then written anew), and has little free space (a copy with many free blocks is written
-anew, which compacts it).
+The previous file is reused only when a mart has at least `WHOLE_BELOW` rows (below, a new file is as quick and
+holds no free blocks), and when it is a plain file without a WAL (a read-write opener's changes, which the copy
+would lose), opens in the configured storage version (DuckDB raises an older file's version and refuses to lower
+a later one's, which is then written anew) and has few free blocks (else it is written anew, which compacts it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ log = logging.getLogger(__name__)
 WHOLE_BELOW = 100_000
 #: a reused copy may hold at most this share of free blocks (of its used ones) before it is written anew
 MAX_FREE_SHARE = 0.25
+
+
+def worth_copying(con: duckdb.DuckDBPyConnection, source_db: str, schema: str, tables: list[str]) -> bool:
+    """Whether a mart is large enough to be changed row by row: otherwise every table is written whole, and a
+    new file is smaller than a copy holding the old tables' free blocks."""
+    sizes = con.execute(
+        "select table_name, estimated_size from duckdb_tables() where database_name = ? and schema_name = ?",
+        [source_db, schema],
+    ).fetchall()
+    return any(size >= WHOLE_BELOW for name, size in sizes if name in tables)
 
 
 def reusable(con: duckdb.DuckDBPyConnection, alias: str) -> bool:

@@ -105,7 +105,7 @@ def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 def _write(
     con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str, previous: Path
 ) -> dict[str, int]:
-    reused = _attach_copy(con, previous, tmp, version)
+    reused = _attach_copy(con, previous, tmp, version, tables)
     rows: dict[str, int] = {}
     try:
         con.execute(f"create schema if not exists {_TARGET}.{REPORTING}")
@@ -127,10 +127,11 @@ def _write(
     return rows
 
 
-def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str) -> bool:
+def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str, tables: list[str]) -> bool:
     """Attach `tmp` as the file to write: a copy of the previous BI file where it can be reused (True), else a new
     file (`models/bi_update.py` says when)."""
-    if previous.is_file() and not Path(f"{previous}.wal").exists():
+    worth = bi_update.worth_copying(con, _SOURCE, REPORTING, tables)
+    if worth and previous.is_file() and not Path(f"{previous}.wal").exists():
         shutil.copyfile(previous, tmp)
         try:
             con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
