@@ -175,13 +175,15 @@ def incremental_section(rec: dict[str, Any]) -> list[str]:
         "run right after on the same-seed warehouse). CPU: the build process's user and system seconds, every",
         "thread's (runs from 2026-11-28T21:38Z on). Keys touched: of the campaigns, email domains and leads that",
         "the marts group recipients by, how many the incremental build's change touched (a rebuild keyed on",
-        "them recomputes those).",
+        "them recomputes those). BI publish (runs from 2026-11-29T17:56Z on): the BI file's publish after each",
+        "build, in a process of its own: after the full build from nothing, after the incremental one from the",
+        "previous file.",
         "",
         "| case | tree | started | full s | incremental s | incr/full | incr/full CPU | target | full peak MB "
-        "| incr peak MB "
+        "| incr peak MB | BI publish after full / incr s "
         + "".join(f"| {mart} full / incr s " for mart in INCREMENTAL_MARTS_SHOWN)
         + "| keys touched: campaigns; domains; leads | load avg (full; incr) |",
-        "|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(INCREMENTAL_MARTS_SHOWN) + "---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(INCREMENTAL_MARTS_SHOWN) + "---|---|",
     ]
     for line in rec["result"]:
         full, incr = line["full"], line["incremental"]
@@ -194,7 +196,8 @@ def incremental_section(rec: dict[str, Any]) -> list[str]:
             f"| {full['wall_s']} | {incr['wall_s']} | {ratio_x(line['ratio_wall'])} "
             f"| {ratio_x(line['ratio_cpu']) if 'ratio_cpu' in line else '-'} "
             f"| <= {line['target_ratio']}x | {full['peak_rss_mb']:.0f} "
-            f"| {incr['peak_rss_mb']:.0f} | {marts} | {touched} | {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
+            f"| {incr['peak_rss_mb']:.0f} | {full.get('publish_s', '-')} / {incr.get('publish_s', '-')} "
+            f"| {marts} | {touched} | {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
         )
     if rec.get("note"):
         out += ["", str(rec["note"])]
