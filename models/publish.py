@@ -9,8 +9,8 @@
 - A BI tool holding the BI file open read-only keeps reading its snapshot: on Linux and macOS
   `os.replace` swaps the directory entry while open handles keep the old inode.
 - Leftovers of a publish that was killed (`.<name>.<pid>.tmp` and its `.wal`) are removed by the next one.
-- A publish after the first starts from a copy of the previous BI file and changes only what differs
-  (`models/bi_update.py`): the result is the same file a publish from nothing writes, table for table.
+- Where a mart is large (`models/bi_update.py`), a publish starts from a copy of the previous BI file and
+  changes only what differs: the result is the same file a publish from nothing writes, table for table.
 """
 
 from __future__ import annotations
@@ -130,8 +130,8 @@ def _write(
 def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str, tables: list[str]) -> bool:
     """Attach `tmp` as the file to write: a copy of the previous BI file where it can be reused (True), else a new
     file (`models/bi_update.py` says when)."""
-    worth = bi_update.worth_copying(con, _SOURCE, REPORTING, tables)
-    if worth and previous.is_file() and not Path(f"{previous}.wal").exists():
+    large = bi_update.worth_copying(con, _SOURCE, REPORTING, tables)
+    if large and previous.is_file() and not Path(f"{previous}.wal").exists():
         shutil.copyfile(previous, tmp)
         try:
             con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
