@@ -31,14 +31,14 @@ WHOLE_BELOW = 100_000
 MAX_FREE_SHARE = 0.25
 
 
-def worth_copying(con: duckdb.DuckDBPyConnection, source_db: str, schema: str, tables: list[str]) -> bool:
-    """Whether a mart is large enough to be changed row by row: otherwise every table is written whole, and a
-    new file is smaller than a copy holding the old tables' free blocks."""
+def large_tables(con: duckdb.DuckDBPyConnection, source_db: str, schema: str, tables: list[str]) -> set[str]:
+    """The marts large enough to be changed row by row. With none, every table is written whole, and a new file
+    is smaller than a copy holding the old tables' free blocks."""
     sizes = con.execute(
         "select table_name, estimated_size from duckdb_tables() where database_name = ? and schema_name = ?",
         [source_db, schema],
     ).fetchall()
-    return any(size >= WHOLE_BELOW for name, size in sizes if name in tables)
+    return {name for name, size in sizes if name in tables and size >= WHOLE_BELOW}
 
 
 def reusable(con: duckdb.DuckDBPyConnection, alias: str) -> bool:
@@ -61,9 +61,10 @@ def update_table(
     con: duckdb.DuckDBPyConnection, source_db: str, target_db: str, schema: str, table: str,
     columns: list[tuple[str, str, str]],
 ) -> bool:  # fmt: skip
-    """Make the copy's table (database `target_db`) hold the rows of the warehouse's (`source_db`), changing only
-    the rows that differ; False when it must be written whole instead (it may then be half changed: the caller
-    replaces it). `columns`: (expression over a warehouse row, column name, its type in the BI file)."""
+    """Make the copy's table (database `target_db`; one of `large_tables`) hold the rows of the warehouse's
+    (`source_db`), changing only the rows that differ; False when it must be written whole instead (it may then
+    be half changed: the caller replaces it). `columns`: (expression over a warehouse row, column name, its type
+    in the BI file)."""
     source, target = (f'{database}.{schema}."{table}"' for database in (source_db, target_db))
     held = con.execute(
         "select column_name, data_type from duckdb_columns() where database_name = ? and schema_name = ? "
@@ -81,7 +82,7 @@ def update_table(
     )
     # distinct first hashes: distinct rows (a collision of two rows only writes the table whole)
     count, distinct = con.execute("select count(*), count(distinct h1) from bi_source_rows").fetchone() or (0, 0)
-    if count < WHOLE_BELOW or count != distinct:
+    if count != distinct:
         return False
     con.execute(
         f"create or replace temp table bi_target_rows as select rowid as target_rowid, hash({names}) as h1, "

@@ -105,7 +105,8 @@ def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 def _write(
     con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str, previous: Path
 ) -> dict[str, int]:
-    reused = _attach_copy(con, previous, tmp, version, tables)
+    large = bi_update.large_tables(con, _SOURCE, REPORTING, tables)
+    reused = _attach_copy(con, previous, tmp, version, bool(large))
     rows: dict[str, int] = {}
     try:
         con.execute(f"create schema if not exists {_TARGET}.{REPORTING}")
@@ -113,7 +114,9 @@ def _write(
             con.execute(f'drop table {_TARGET}.{REPORTING}."{stale}"')
         for table in tables:
             columns = _columns(con, table)
-            if not (reused and bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)):
+            if not (
+                reused and table in large and bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)
+            ):
                 select = ", ".join(f'{expression} as "{name}"' for expression, name, _ in columns)
                 con.execute(
                     f'create or replace table {_TARGET}.{REPORTING}."{table}" as select {select} '
@@ -127,10 +130,9 @@ def _write(
     return rows
 
 
-def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str, tables: list[str]) -> bool:
+def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str, large: bool) -> bool:
     """Attach `tmp` as the file to write: a copy of the previous BI file where it can be reused (True), else a new
     file (`models/bi_update.py` says when)."""
-    large = bi_update.worth_copying(con, _SOURCE, REPORTING, tables)
     if large and previous.is_file() and not Path(f"{previous}.wal").exists():
         shutil.copyfile(previous, tmp)
         try:

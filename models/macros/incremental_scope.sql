@@ -61,10 +61,9 @@
     in a table of their own (read inline, a scope's few ids would be planned as millions); none without a
     snapshot to trust, so that no earlier run's ids are ever read. -#}
 {% macro changed_rows_sql() %}
-    {%- set statements = [] -%}
+    {%- set statements = drop_changed_rows_sql() -%}
     {%- set ready = not flags.FULL_REFRESH and incremental_state_ready() -%}
     {%- for table_name in changed_rows_tables() -%}
-        {%- do statements.append('drop table if exists ' ~ changed_rows_relation(table_name)) -%}
         {%- if ready and 'id' in raw_columns(table_name) -%}
             {%- do statements.append('create table ' ~ changed_rows_relation(table_name) ~ ' as select id from '
                 ~ raw_relation(table_name) ~ ' where ' ~ raw_rows_where(table_name, changed_since_snapshot(table_name))) -%}
