@@ -31,6 +31,11 @@
         ~ touched ~ ')') }}
 {% endmacro %}
 
+{#- The tested model's columns that incremental_test_scope's condition reads. -#}
+{% macro incremental_scope_columns(scope) %}
+    {{ return([scope.id_column] if scope.changed_rows else ['workspace_id', 'lead_email']) }}
+{% endmacro %}
+
 {#- Whether the run includes every test whose scope the snapshot moves: otherwise the next build would
     leave the rows changed until now unchecked. -#}
 {% macro scoped_tests_selected() %}

@@ -46,9 +46,12 @@
         select cast({{ key.columns[0] }} as {{ text }}) as value_field, count(*) as n
         from {{ model }} as tested
         where {{ key.where or '1 = 1' }}
-        {#- scoped: the keys of the changed rows; a key with a null, which `in` never matches, everywhere #}
+        {#- scoped: the keys of the changed rows; a key with a null, which `in` never matches, everywhere. A key
+            over every column the scope reads: a row sharing it with a changed row is in the scope itself. #}
         {%- if scope is not none %}
-            and (({{ key.columns | join(', ') }}) in (select {{ key.columns | join(', ') }} from {{ rows }} as changed)
+            {%- set covered = incremental_scope_columns(incremental_scope) | reject('in', key.columns) | list | length == 0 %}
+            and ({{ scope if covered else '(' ~ key.columns | join(', ') ~ ') in (select ' ~ key.columns | join(', ')
+                    ~ ' from ' ~ rows ~ ' as changed)' }}
                 {%- for column in key.columns %} or {{ column }} is null{% endfor %})
         {%- endif %}
         group by {{ key.columns | join(', ') }}
