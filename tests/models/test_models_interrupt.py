@@ -4,6 +4,7 @@ became of the signal on its way up (dbt's runner catches it; DuckDB turns it int
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,13 +78,20 @@ def _signal_once_dbt_builds(proc: subprocess.Popen[str], log: Path, start: int) 
     proc.send_signal(signal.SIGINT)
 
 
-@pytest.fixture
-def published(tmp_path: Path) -> Path:
-    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+@pytest.fixture(scope="module")
+def built_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = make_raw_warehouse(tmp_path_factory.mktemp("built") / "w.duckdb", recipients=1000)
     done = _models(path)
     out, err = done.communicate(timeout=240)
     assert done.returncode == 0, err
     return path
+
+
+@pytest.fixture
+def published(built_once: Path, tmp_path: Path) -> Path:
+    """A copy of one built warehouse, with its BI file and dbt state: one build for the module's tests."""
+    shutil.copytree(built_once.parent, tmp_path / "published")
+    return tmp_path / "published" / built_once.name
 
 
 def test_ctrl_c_while_waiting_for_a_sync_exits_130_with_nothing_changed(tmp_path: Path) -> None:
