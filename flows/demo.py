@@ -179,13 +179,22 @@ def import_ahead() -> None:
             logger.debug("import ahead of %s failed; its step imports it again", module, exc_info=True)
 
 
+#: What the sandbox's start and the Prefect API's start import, imported by this thread before the others start:
+#: two threads importing modules of one package at once can deadlock on the package's import cycles (Python then
+#: raises _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
+FIRST_IMPORTS = ("sandbox.server", "prefect.settings", "prefect.context")
+
+
 def start_services(demo: Demo, stack: ExitStack) -> None:
     """Start the sandbox (building its data) and import what the later steps need while the Prefect API starts;
     the services stop with ``stack``."""
     from flows.prefect_api import prefect_api
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="demo-start") as pool:
+        importlib.import_module(FIRST_IMPORTS[0])
         starting = pool.submit(start_sandbox, demo.scale)
+        for module in FIRST_IMPORTS[1:]:
+            importlib.import_module(module)
         pool.submit(import_ahead)
         try:
             api = stack.enter_context(prefect_api(ui=False))

@@ -485,3 +485,46 @@ def test_the_demo_imports_ahead_past_a_module_that_fails(monkeypatch: pytest.Mon
         monkeypatch.delitem(sys.modules, name, raising=False)
     demo.import_ahead()
     assert "outreach_ahead_probe" in sys.modules and "outreach_ahead_broken" not in sys.modules
+
+
+def test_the_demo_imports_what_two_threads_share_before_starting_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox's and Prefect's modules are imported by the main thread before the thread that needs them (or
+    the one importing ahead) starts: two threads importing one package at once can deadlock (_DeadlockError)."""
+    import contextlib
+    import importlib
+
+    from flows import demo, prefect_api
+
+    events: list[str] = []
+    real_import = importlib.import_module
+
+    def import_module(name: str) -> Any:
+        events.append(f"import {name}")
+        return real_import(name)
+
+    class Stopped(Exception):
+        pass
+
+    class Sandbox:
+        def stop(self) -> None:
+            pass
+
+    def start_sandbox(scale: str) -> Sandbox:
+        events.append("start sandbox")
+        return Sandbox()
+
+    @contextlib.contextmanager
+    def no_api(**_: Any) -> Any:
+        raise Stopped
+        yield
+
+    monkeypatch.setattr(demo.importlib, "import_module", import_module)
+    monkeypatch.setattr(demo, "start_sandbox", start_sandbox)
+    monkeypatch.setattr(demo, "import_ahead", lambda: events.append("import ahead"))
+    monkeypatch.setattr(prefect_api, "prefect_api", no_api)
+    with contextlib.ExitStack() as stack, pytest.raises(Stopped):
+        demo.start_services(demo.Demo(scale="tiny", warehouse=Path("unused.duckdb")), stack)
+    first = [f"import {name}" for name in demo.FIRST_IMPORTS]
+    assert {"import sandbox.server", "import prefect.settings", "import prefect.context"} <= set(first)
+    assert events.index("import sandbox.server") < events.index("start sandbox"), events
+    assert all(events.index(name) < events.index("import ahead") for name in first), events
