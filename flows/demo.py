@@ -179,10 +179,11 @@ def import_ahead() -> None:
             logger.debug("import ahead of %s failed; its step imports it again", module, exc_info=True)
 
 
-#: What the sandbox's start and the Prefect API's start import, imported by this thread before the others start:
-#: two threads importing modules of one package at once can deadlock on the package's import cycles (Python then
-#: raises _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
-FIRST_IMPORTS = ("sandbox.server", "prefect.settings", "prefect.context")
+#: What the sandbox's start and the Prefect API's start import, imported by this thread before the thread beside
+#: it starts: two threads importing modules of one package at once can deadlock on the package's import cycles
+#: (Python then raises _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
+SANDBOX_IMPORTS = ("sandbox.server",)
+PREFECT_IMPORTS = ("prefect.settings", "prefect.context")
 
 
 def start_services(demo: Demo, stack: ExitStack) -> None:
@@ -191,12 +192,13 @@ def start_services(demo: Demo, stack: ExitStack) -> None:
     from flows.prefect_api import prefect_api
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="demo-start") as pool:
-        importlib.import_module(FIRST_IMPORTS[0])
-        starting = pool.submit(start_sandbox, demo.scale)
-        for module in FIRST_IMPORTS[1:]:
+        for module in SANDBOX_IMPORTS:
             importlib.import_module(module)
-        pool.submit(import_ahead)
+        starting = pool.submit(start_sandbox, demo.scale)
         try:
+            for module in PREFECT_IMPORTS:
+                importlib.import_module(module)
+            pool.submit(import_ahead)
             api = stack.enter_context(prefect_api(ui=False))
         finally:  # the sandbox is stopped even when the Prefect API did not start
             demo.sandbox = starting.result()
