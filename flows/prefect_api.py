@@ -35,6 +35,7 @@ from pathlib import Path
 
 import httpx
 
+from pipelines.core.deadline import signals_held
 from pipelines.core.errors import OutreachError
 from pipelines.core.ports import start_on_a_port
 
@@ -120,21 +121,24 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
     )
     home.mkdir(parents=True, exist_ok=True)
     template = start_from_template(home / DATABASE_NAME)
-    with open(home / "server.log", "wb") as log:
-        process = subprocess.Popen(
-            # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
-            [sys.executable, "-m", "flows.prefect_server", "--host", "127.0.0.1", "--port", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-    server = LocalServer(process=process, home=home, port=port)
+    server: LocalServer | None = None
     try:
+        with signals_held():  # a Ctrl-C waits until the server it would stop is held
+            with open(home / "server.log", "wb") as log:
+                process = subprocess.Popen(
+                    # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
+                    [sys.executable, "-m", "flows.prefect_server", "--host", "127.0.0.1", "--port", str(port)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            server = LocalServer(process=process, home=home, port=port)
         return _wait_healthy(server, template)
     except BaseException:  # Ctrl-C included: a server that did not start is not left running
-        server.stop()
+        if server is not None:
+            server.stop()
         raise
 
 

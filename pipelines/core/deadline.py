@@ -193,3 +193,28 @@ def stop_on_signals(*, raise_in_main: bool = False, again: str = "the next sync 
         _interrupt.clear()
         _signal_number[0] = _watched[0] = 0
         _taken.clear()
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """In the main thread, run the Python handlers of SIGINT and SIGTERM (a KeyboardInterrupt) only once the block
+    ends: for a step that must not be cut in two, such as starting a process and taking hold of it (one started and
+    not yet held would be left running). `stop_on_signals` still notes the signal at once (its watcher reads the
+    wakeup socket, which the interpreter writes whatever the Python handler). Elsewhere, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[tuple[int, FrameType | None]] = []
+    numbers = [number for number in EXIT_CODES if signal.getsignal(number) is not None]  # None: not Python's to set
+    previous = {number: signal.signal(number, lambda n, f: held.append((n, f))) for number in numbers}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for signum, frame in held:
+            handler = previous[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, frame)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)

@@ -129,3 +129,30 @@ def test_a_nested_stop_on_signals_leaves_the_outer_one_in_charge() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "outer still 2 True", done.stdout
+
+
+def test_signals_held_run_their_handler_once_the_block_ends() -> None:
+    """A Ctrl-C inside `signals_held` (starting a process and taking hold of it) does not cut the block: its
+    KeyboardInterrupt comes as the block ends; `stop_on_signals` notes it at once; the handlers are put back."""
+    done = _run(
+        "from pipelines.core.deadline import signals_held\n"
+        "for outer in (True, False):\n"
+        "    with stop_on_signals(raise_in_main=True) if outer else open(os.devnull) as _:\n"
+        "        try:\n"
+        "            with signals_held():\n"
+        "                os.kill(os.getpid(), signal.SIGINT)\n"
+        "                time.sleep(0.5)\n"
+        "                print('block ended', interrupted())\n"
+        "            print('no interrupt')\n"
+        "        except KeyboardInterrupt:\n"
+        "            print('interrupted after the block')\n"
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:5] == [
+        "block ended 2",
+        "interrupted after the block",
+        "block ended 0",
+        "interrupted after the block",
+        "True",
+    ], done.stdout
