@@ -123,17 +123,17 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
     template = start_from_template(home / DATABASE_NAME)
     server: LocalServer | None = None
     try:
-        with signals_held():  # a Ctrl-C waits until the server it would stop is held
-            with open(home / "server.log", "wb") as log:
-                process = subprocess.Popen(
-                    # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
-                    [sys.executable, "-m", "flows.prefect_server", "--host", "127.0.0.1", "--port", str(port)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    start_new_session=True,
-                )
+        # a Ctrl-C waits until the server it would stop is held
+        with signals_held(), open(home / "server.log", "wb") as log:
+            process = subprocess.Popen(
+                # Prefect's `prefect server start`, its SQLite transactions taking the write lock at BEGIN
+                [sys.executable, "-m", "flows.prefect_server", "--host", "127.0.0.1", "--port", str(port)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
             server = LocalServer(process=process, home=home, port=port)
         return _wait_healthy(server, template)
     except BaseException:  # Ctrl-C included: a server that did not start is not left running
