@@ -9,6 +9,11 @@ over it (what the report's data and charts add on top of loading plotly.js at al
 
     .venv/bin/python bench/report_scale.py                       # 1M synthetic recipients, 500 campaigns
     .venv/bin/python bench/report_scale.py --warehouse data/outreach.duckdb --runs 5
+    .venv/bin/python bench/report_scale.py --baseline 88e72a4      # the write time against that revision's
+
+Write time: ``write_report`` alone, timed inside a process of its own (imports excluded). With ``--baseline
+REV`` the same BI file is also written by the ``dashboard`` package of git revision REV, alternating with this
+checkout's (``--write-runs`` each): ``write_vs_baseline`` is the ratio of their medians, one run's before and after.
 
 Render time: wall clock from navigation to the page's "every chart drawn" signal, median of
 ``--runs`` loads (each in a new tab of one browser; the first load is also reported). Limits (a
@@ -20,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +40,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: the repo's packages (and devtools) import from its root
     sys.path.insert(0, str(ROOT))
 
-from dashboard import bi_path_for, write_report  # noqa: E402 - after the sys.path line above, for script runs
+from dashboard import bi_path_for  # noqa: E402 - after the sys.path line above, for script runs
 from devtools.browser import HeadlessChromium  # noqa: E402 - likewise
+from devtools.runner_parity import runner_tree  # noqa: E402 - likewise
 
 MAX_MB = 10.0
 MAX_RENDER_S = 3.0
@@ -55,6 +64,45 @@ def _build_models(warehouse: Path) -> None:
     report = build(warehouse)
     if not report.passed:
         raise SystemExit("the models' data tests failed on the bench warehouse")
+
+
+def _timed_write(bi: Path, out: Path, tree: Path = ROOT) -> float:
+    """Seconds ``write_report`` takes in a process of its own whose ``dashboard`` package is the one in `tree`."""
+    code = (
+        "import sys, time; import dashboard; from dashboard import write_report; started = time.perf_counter(); "
+        "write_report(sys.argv[1], sys.argv[2]); print(dashboard.__file__); print(time.perf_counter() - started)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(tree), str(ROOT)]))}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(bi), str(out)], cwd=tree, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode:
+        raise SystemExit(f"writing the report with {tree} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+    *_, package, seconds = done.stdout.strip().splitlines()
+    if not Path(package).is_relative_to(tree):  # the script's directory comes first on sys.path: not this one's
+        raise SystemExit(f"the report was written by {package}, not by the dashboard of {tree}")
+    return float(seconds)
+
+
+def _write_times(bi: Path, workdir: Path, runs: int, baseline: str | None) -> tuple[Path, dict[str, Any]]:
+    """This checkout's report (and, with a baseline, REV's), written `runs` times each, alternating."""
+    report = workdir / "report.html"
+    ours: list[float] = []
+    theirs: list[float] = []
+    with runner_tree(baseline, "dashboard") if baseline else nullcontext() as tree:
+        for _ in range(runs):
+            ours.append(_timed_write(bi, report, ROOT))
+            if tree is not None:
+                theirs.append(_timed_write(bi, workdir / "report_baseline.html", tree))
+    result: dict[str, Any] = {"write_s": round(statistics.median(ours), 2), "write_runs_s": [round(s, 2) for s in ours]}
+    if theirs:
+        result.update(
+            baseline_rev=baseline,
+            baseline_write_s=round(statistics.median(theirs), 2),
+            baseline_write_runs_s=[round(s, 2) for s in theirs],
+            write_vs_baseline=round(statistics.median(ours) / statistics.median(theirs), 3),
+        )
+    return report, result
 
 
 def _plotly_only_page(path: Path) -> Path:
@@ -98,6 +146,8 @@ def main() -> int:
     parser.add_argument("--campaigns", type=int, default=500)
     parser.add_argument("--mailboxes", type=int, default=100, help="per workspace (two): the large sandbox has 200")
     parser.add_argument("--runs", type=int, default=3, help="page loads to take the median of")
+    parser.add_argument("--baseline", metavar="REV", help="also write the report with this git revision's dashboard")
+    parser.add_argument("--write-runs", type=int, default=1, help="report writes to take the median of (each tree)")
     parser.add_argument("--workdir", type=Path, help="where the warehouse goes (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args()
@@ -119,10 +169,8 @@ def main() -> int:
             )
             _build_models(warehouse)
             result["generate_and_build_s"] = round(time.perf_counter() - started, 2)
-        bi = bi_path_for(warehouse)
-        started = time.perf_counter()
-        report = write_report(bi, workdir / "report.html")
-        result["write_s"] = round(time.perf_counter() - started, 2)
+        report, written = _write_times(bi_path_for(warehouse), workdir, args.write_runs, args.baseline)
+        result.update(written)
         size = report.stat().st_size
         from plotly.offline import get_plotlyjs
 
@@ -145,9 +193,14 @@ def main() -> int:
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
+    against = (
+        f" ({result['write_vs_baseline']}x {result['baseline_rev']}'s {result['baseline_write_s']} s)"
+        if "baseline_rev" in result
+        else ""
+    )
     print(
         f"report: {result['size_mb']} MB ({result['size_vs_plotly_js']}x plotly.js alone), written in "
-        f"{result['write_s']} s, rendered in {result['report']['median_s']} s median "
+        f"{result['write_s']} s{against}, rendered in {result['report']['median_s']} s median "
         f"({result['render_vs_plotly_only']}x a plotly.js-only page); screenshot {OUT_DIR / 'report_scale.png'}",
         file=sys.stderr,
     )

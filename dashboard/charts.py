@@ -1,5 +1,6 @@
-"""One function per campaign-grain chart: a tidy frame from :mod:`dashboard.metrics` in, a plotly figure out
-(the workspace-grain ones are in :mod:`dashboard.workspace_charts`, the shared look in :mod:`dashboard.chart_style`).
+"""One function per campaign-grain chart: a tidy frame from :mod:`dashboard.metrics` in, a figure out (plotly's
+JSON form, ``chart_style.Figure``; the workspace-grain ones are in :mod:`dashboard.workspace_charts`, the shared look
+in :mod:`dashboard.chart_style`).
 
 Figures carry their data and layout only; the page adds the shared template once. Every
 figure gets the same layout keys (title, annotations, height), so a scope's figure can be
@@ -11,106 +12,112 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-import plotly.graph_objects as go
 
-from dashboard.chart_style import AMBER, BLUE, CLASS_COLOURS, DARK, GOLD, GREEN, GREY, day_ticks, empty, layout
+from dashboard.chart_style import (
+    AMBER,
+    BLUE,
+    CLASS_COLOURS,
+    DARK,
+    GOLD,
+    GREEN,
+    GREY,
+    Figure,
+    day_ticks,
+    empty,
+    figure,
+    update_axes,
+)
 
 
-def kpi_figure(tiles: pd.DataFrame) -> go.Figure:
+def kpi_figure(tiles: pd.DataFrame) -> Figure:
     """The overview's KPI tiles, one number each."""
-    fig = go.Figure(
-        layout=layout(
-            150,
-            grid={"rows": 1, "columns": len(tiles), "pattern": "independent"},
-            showlegend=False,
-            margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        )
+    fig = figure(
+        150,
+        grid={"rows": 1, "columns": len(tiles), "pattern": "independent"},
+        showlegend=False,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
     )
     for column, tile in enumerate(tiles.itertuples(index=False)):
         is_pct = tile.suffix == "%"
         raw = tile.value  # a Python int or float (itertuples unboxes); None or NaN when there is no data yet
         value = float(raw) if isinstance(raw, int | float) and not math.isnan(raw) else None
         missing = value is None
-        fig.add_trace(
-            go.Indicator(
-                mode="number",
-                value=value,
-                number={"valueformat": ".2f" if is_pct else ",d", "suffix": tile.suffix, "font": {"size": 34}},
-                title={
+        fig["data"].append(
+            {
+                "type": "indicator",
+                "mode": "number",
+                **({} if missing else {"value": value}),  # no value: the tile shows its note, not a number
+                "number": {"valueformat": ".2f" if is_pct else ",d", "suffix": tile.suffix, "font": {"size": 34}},
+                "title": {
                     "text": f"{tile.label}<br><span style='font-size:11px;color:#5b6673'>"
                     f"{'no data yet' if missing else str(tile.hint)}</span>",
                     "font": {"size": 14},
                 },
-                domain={"row": 0, "column": column},
-                name=str(tile.key),
-            )
+                "domain": {"row": 0, "column": column},
+                "name": str(tile.key),
+            }
         )
     return fig
 
 
-def funnel_figure(stages: pd.DataFrame) -> go.Figure:
+def funnel_figure(stages: pd.DataFrame) -> Figure:
     """Recipients contacted, replied, replied as a person and positive: each stage a subset of the one before."""
-    fig = go.Figure(layout=layout(320, showlegend=False, margin={"l": 130, "r": 30, "t": 16, "b": 20}))
+    fig = figure(320, showlegend=False, margin={"l": 130, "r": 30, "t": 16, "b": 20})
     if int(stages["count_recipients"].iloc[0]) == 0:
         return empty(fig, "nobody contacted yet")
-    fig.add_trace(
-        go.Funnel(
-            y=list(stages["stage"]),
-            x=stages["count_recipients"].to_numpy(),
-            texttemplate="%{value:,d}<br>%{percentInitial:.1%}",
-            marker={"color": [BLUE, "#5a8bd0", "#7ea6de", GREEN][: len(stages) - 1] + ["#1f7a50"]},
-            name="recipients",
-        )
+    fig["data"].append(
+        {
+            "type": "funnel",
+            "y": list(stages["stage"]),
+            "x": stages["count_recipients"].tolist(),
+            "texttemplate": "%{value:,d}<br>%{percentInitial:.1%}",
+            "marker": {"color": [BLUE, "#5a8bd0", "#7ea6de", GREEN][: len(stages) - 1] + ["#1f7a50"]},
+            "name": "recipients",
+        }
     )
     return fig
 
 
-def daily_figure(series: pd.DataFrame) -> go.Figure:
+def daily_figure(series: pd.DataFrame) -> Figure:
     """Messages sent (bars) and replies received (lines) per day, over the whole kept history."""
-    fig = go.Figure(
-        layout=layout(
-            340,
-            xaxis={"type": "date", "title": {"text": "UTC day"}},
-            yaxis={"title": {"text": "messages sent"}, "rangemode": "tozero"},
-            yaxis2={
-                "title": {"text": "replies received"},
-                "overlaying": "y",
-                "side": "right",
-                "rangemode": "tozero",
-                "showgrid": False,
-            },
-            legend={"orientation": "h", "y": 1.12, "x": 0},
-            bargap=0.1,
-        )
+    fig = figure(
+        340,
+        xaxis={"type": "date", "title": {"text": "UTC day"}},
+        yaxis={"title": {"text": "messages sent"}, "rangemode": "tozero"},
+        yaxis2={
+            "title": {"text": "replies received"},
+            "overlaying": "y",
+            "side": "right",
+            "rangemode": "tozero",
+            "showgrid": False,
+        },
+        legend={"orientation": "h", "y": 1.12, "x": 0},
+        bargap=0.1,
     )
     if series.empty:
         return empty(fig, "no sends or replies yet")
     days = [str(day) for day in series["activity_date"]]
     # an unobserved day is NaN: plotly leaves its bar out (a gap), never a 0
     sent = [None if pd.isna(v) else float(v) for v in series["count_sent"]]
-    fig.add_trace(go.Bar(x=days, y=sent, name="sent", marker={"color": "#b7cbe8"}))
-    fig.add_trace(
-        go.Scatter(
-            x=days,
-            y=series["count_replies_received"].to_numpy(),
-            name="replies",
-            yaxis="y2",
-            mode="lines",
-            line={"color": BLUE, "width": 2},
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=days,
-            y=series["count_positive_replies_received"].to_numpy(),
-            name="positive replies",
-            yaxis="y2",
-            mode="lines",
-            line={"color": GREEN, "width": 2},
-        )
-    )
-    fig.update_xaxes(**day_ticks(days))
-    return fig
+    fig["data"] += [
+        {"type": "bar", "x": days, "y": sent, "name": "sent", "marker": {"color": "#b7cbe8"}},
+        *(
+            {
+                "type": "scatter",
+                "x": days,
+                "y": series[column].tolist(),
+                "name": name,
+                "yaxis": "y2",
+                "mode": "lines",
+                "line": {"color": colour, "width": 2},
+            }
+            for column, name, colour in (
+                ("count_replies_received", "replies", BLUE),
+                ("count_positive_replies_received", "positive replies", GREEN),
+            )
+        ),
+    ]
+    return update_axes(fig, "x", **day_ticks(days))
 
 
 def _variant_labels(rows: pd.DataFrame) -> list[str]:
@@ -122,7 +129,7 @@ def _variant_labels(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def variants_figure(rows: pd.DataFrame) -> go.Figure:
+def variants_figure(rows: pd.DataFrame) -> Figure:
     """Each variant's reply rate (per estimated recipient) with its 95% interval; the winner in gold, a variant
     under the minimum sample greyed with its n."""
     ab = int(rows.attrs.get("ab_campaigns", 0))
@@ -131,15 +138,13 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
     note = (
         f"{shown} of {ab} A/B campaigns (most messages sent first); pick a campaign to see its own" if several else ""
     )
-    fig = go.Figure(
-        layout=layout(
-            max(180, 90 + 26 * len(rows)),
-            note,
-            showlegend=False,
-            xaxis={"title": {"text": "reply rate, % of recipients (bars: 95% interval)"}, "rangemode": "tozero"},
-            yaxis={"autorange": "reversed", "automargin": True},
-            margin={"l": 10, "r": 30, "t": 40 if note else 16, "b": 40},
-        )
+    fig = figure(
+        max(180, 90 + 26 * len(rows)),
+        note,
+        showlegend=False,
+        xaxis={"title": {"text": "reply rate, % of recipients (bars: 95% interval)"}, "rangemode": "tozero"},
+        yaxis={"autorange": "reversed", "automargin": True},
+        margin={"l": 10, "r": 30, "t": 40 if note else 16, "b": 40},
     )
     if rows.empty:
         return empty(fig, "no A/B test here (one subject line per campaign)")
@@ -158,42 +163,41 @@ def variants_figure(rows: pd.DataFrame) -> go.Figure:
             strict=True,
         )
     )
-    fig.add_trace(
-        go.Bar(
-            orientation="h",
-            y=_variant_labels(rows),
-            x=rate.to_numpy(),
-            error_x={
+    fig["data"].append(
+        {
+            "type": "bar",
+            "orientation": "h",
+            "y": _variant_labels(rows),
+            "x": rate.tolist(),
+            "error_x": {
                 "type": "data",
-                "array": (high - rate).clip(lower=0).to_numpy(),
-                "arrayminus": (rate - low).clip(lower=0).to_numpy(),
+                "array": (high - rate).clip(lower=0).tolist(),
+                "arrayminus": (rate - low).clip(lower=0).tolist(),
                 "color": DARK,
                 "thickness": 1.2,
             },
-            marker={"color": [GOLD if w else GREY if s else BLUE for w, s in zip(winner, small, strict=True)]},
-            text=[
+            "marker": {"color": [GOLD if w else GREY if s else BLUE for w, s in zip(winner, small, strict=True)]},
+            "text": [
                 "★ winner" if w else f"n={v}" if s else "" for w, s, v in zip(winner, small, n.fillna(0), strict=True)
             ],
-            textposition="inside",
-            customdata=customdata,
-            hovertemplate="%{customdata[0]}<br>about %{customdata[1]} recipients, replied %{customdata[2]}<br>"
+            "textposition": "inside",
+            "customdata": customdata,
+            "hovertemplate": "%{customdata[0]}<br>about %{customdata[1]} recipients, replied %{customdata[2]}<br>"
             "reply rate %{x:.2f}% (95%: %{customdata[3]} to %{customdata[4]})<br>"
             "adjusted p vs the leader %{customdata[5]} · %{customdata[6]}<extra></extra>",
-            name="variants",
-        )
+            "name": "variants",
+        }
     )
     return fig
 
 
-def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
+def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> Figure:
     """Reply messages per class (or per reply_type, green when it counts as positive)."""
-    fig = go.Figure(
-        layout=layout(
-            320,
-            showlegend=False,
-            yaxis={"title": {"text": "reply messages"}, "rangemode": "tozero"},
-            xaxis={"type": "category"},
-        )
+    fig = figure(
+        320,
+        showlegend=False,
+        yaxis={"title": {"text": "reply messages"}, "rangemode": "tozero"},
+        xaxis={"type": "category"},
     )
     if classes.empty:
         return empty(fig, "no replies yet")
@@ -201,15 +205,16 @@ def outcomes_figure(classes: pd.DataFrame, by_class: bool) -> go.Figure:
         colours = [CLASS_COLOURS.get(str(c), AMBER) for c in classes["reply_class"]]
     else:
         colours = [GREEN if p else GREY for p in classes["is_positive"]]
-    fig.add_trace(
-        go.Bar(
-            x=[str(c) for c in classes["reply_class"]],
-            y=classes["count_replies"].to_numpy(),
-            marker={"color": colours},
-            text=[f"{p:.2f}%" if p is not None else "" for p in classes["pct_of_replies"]],
-            textposition="outside",
-            cliponaxis=False,
-            name="replies",
-        )
+    fig["data"].append(
+        {
+            "type": "bar",
+            "x": [str(c) for c in classes["reply_class"]],
+            "y": classes["count_replies"].tolist(),
+            "marker": {"color": colours},
+            "text": [f"{p:.2f}%" if p is not None else "" for p in classes["pct_of_replies"]],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "name": "replies",
+        }
     )
     return fig

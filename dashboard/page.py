@@ -17,12 +17,11 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 from plotly.utils import PlotlyJSONEncoder
 
-from dashboard.chart_style import TEMPLATE
+from dashboard.chart_style import TEMPLATE, Figure
 
 if TYPE_CHECKING:
     from dashboard.data import ReportData
@@ -35,7 +34,7 @@ class Chart:
     key: str
     heading: str
     caption: Callable[[ReportData], str]
-    draw: Callable[[ReportData], go.Figure]
+    draw: Callable[[ReportData], Figure]
     workspace_grain: bool = False
 
 
@@ -46,7 +45,7 @@ class Scope:
     key: str
     workspace_id: str
     campaign_id: str
-    figures: dict[str, go.Figure]
+    figures: dict[str, Figure]
 
 
 def _asset(name: str) -> str:
@@ -70,12 +69,10 @@ def figure_store(charts: Sequence[Chart], scopes: Iterable[Scope]) -> dict[str, 
             figure = scope.figures.get(chart.key)
             if figure is None:
                 continue
-            as_json = figure.to_plotly_json()
-            layout = dict(as_json.get("layout", {}))
-            layout.pop("template", None)
+            layout = figure.get("layout", {})
             if chart.key not in base:
                 base[chart.key] = layout
-            figures[chart.key] = {"data": as_json.get("data", []), "layout": _split_layout(layout, base[chart.key])}
+            figures[chart.key] = {"data": figure.get("data", []), "layout": _split_layout(layout, base[chart.key])}
         stored[scope.key] = figures
     return {"base": base, "scopes": stored}
 

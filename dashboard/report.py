@@ -13,9 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import plotly.graph_objects as go
-
 from dashboard import charts, metrics, workspace_charts
+from dashboard.chart_style import Figure
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
@@ -103,7 +102,7 @@ CHARTS: tuple[Chart, ...] = (
 )
 
 
-def _figures(data: ReportData, *, campaign: bool) -> dict[str, go.Figure]:
+def _figures(data: ReportData, *, campaign: bool) -> dict[str, Figure]:
     return {c.key: c.draw(data) for c in CHARTS if not (campaign and c.workspace_grain)}
 
 

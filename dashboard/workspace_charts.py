@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pandas as pd
-import plotly.graph_objects as go
+from plotly.colors import get_colorscale
 from plotly.subplots import make_subplots
 
-from dashboard.chart_style import AMBER, BLUE, DARK, GOLD, GREEN, RED, day_ticks, empty, layout
+from dashboard.chart_style import AMBER, BLUE, DARK, GOLD, GREEN, RED, Figure, day_ticks, empty, figure, update_axes
 from dashboard.metrics import MIN_SAMPLE, WEEKDAYS
+
+#: plotly's "Blues" as plotly.py defines it (plotly.js has another scale of that name)
+_BLUES = get_colorscale("Blues")
 
 _MAILBOX_METRICS = (
     ("reputation_score", "reputation"),
@@ -16,24 +19,26 @@ _MAILBOX_METRICS = (
 )
 
 
-def mailbox_figure(series: pd.DataFrame) -> go.Figure:
+def mailbox_figure(series: pd.DataFrame) -> Figure:
     """Reputation, warmup health and utilisation per day, one row each (mean and range for many mailboxes)."""
-    fig = make_subplots(
+    # the rows' axes and titles as plotly lays out subplots; the traces of row r go on axes x<r> and y<r>
+    grid = make_subplots(
         rows=3,
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.07,
         subplot_titles=[title for _, title in _MAILBOX_METRICS],
-    )
-    titles = list(fig.layout.annotations)
-    fig.update_layout(layout(520, legend={"orientation": "h", "y": -0.08, "x": 0}))
-    fig.update_layout(annotations=titles)
+    ).to_plotly_json()["layout"]
+    grid.pop("template", None)
+    fig = figure(520, legend={"orientation": "h", "y": -0.08, "x": 0})
+    fig["layout"].update(grid)
     if series.empty:
         return empty(fig, "no mailbox history yet")
     names = list(dict.fromkeys(series["series"]))
     palette = [BLUE, GREEN, RED, GOLD, "#7b5ea7", AMBER, DARK, "#2aa1b3"]
     for row, (metric, _) in enumerate(_MAILBOX_METRICS, start=1):
         part = series[series["metric"] == metric]
+        axes = {"type": "scatter", "xaxis": f"x{row if row > 1 else ''}", "yaxis": f"y{row if row > 1 else ''}"}
         for index, name in enumerate(names):
             line = part[part["series"] == name]
             if line.empty:
@@ -41,62 +46,54 @@ def mailbox_figure(series: pd.DataFrame) -> go.Figure:
             days = [str(day) for day in line["activity_date"]]
             colour = palette[index % len(palette)]
             if line["high"].notna().any():
-                fig.add_trace(
-                    go.Scatter(
-                        x=days,
-                        y=line["high"].to_numpy(),
-                        mode="lines",
-                        line={"width": 0},
-                        showlegend=False,
-                        hoverinfo="skip",
-                        legendgroup=name,
-                    ),
-                    row=row,
-                    col=1,
-                )
-                fig.add_trace(
-                    go.Scatter(
-                        x=days,
-                        y=line["low"].to_numpy(),
-                        mode="lines",
-                        line={"width": 0},
-                        fill="tonexty",
-                        fillcolor="rgba(59,111,182,0.15)",
-                        name="min to max",
-                        showlegend=row == 1,
-                        legendgroup="range",
-                    ),
-                    row=row,
-                    col=1,
-                )
-            fig.add_trace(
-                go.Scatter(
-                    x=days,
-                    y=line["value"].to_numpy(),
-                    mode="lines+markers",
-                    name=name,
-                    line={"color": colour, "width": 2},
-                    marker={"size": 5},
-                    legendgroup=name,
-                    showlegend=row == 1,
-                ),
-                row=row,
-                col=1,
+                fig["data"] += [
+                    {
+                        **axes,
+                        "x": days,
+                        "y": line["high"].tolist(),
+                        "mode": "lines",
+                        "line": {"width": 0},
+                        "showlegend": False,
+                        "hoverinfo": "skip",
+                        "legendgroup": name,
+                    },
+                    {
+                        **axes,
+                        "x": days,
+                        "y": line["low"].tolist(),
+                        "mode": "lines",
+                        "line": {"width": 0},
+                        "fill": "tonexty",
+                        "fillcolor": "rgba(59,111,182,0.15)",
+                        "name": "min to max",
+                        "showlegend": row == 1,
+                        "legendgroup": "range",
+                    },
+                ]
+            fig["data"].append(
+                {
+                    **axes,
+                    "x": days,
+                    "y": line["value"].tolist(),
+                    "mode": "lines+markers",
+                    "name": name,
+                    "line": {"color": colour, "width": 2},
+                    "marker": {"size": 5},
+                    "legendgroup": name,
+                    "showlegend": row == 1,
+                }
             )
-    fig.update_xaxes(type="date", **day_ticks([str(day) for day in series["activity_date"]]))
-    return fig
+    return update_axes(fig, "x", type="date", **day_ticks([str(day) for day in series["activity_date"]]))
 
 
-def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
+def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
     """Human reply rate by weekday (rows, Monday first) and hour (columns); blank cells had no sends, grey cells
     too few to read (their n shown)."""
-    fig = go.Figure(
-        layout=layout(
-            300,
-            showlegend=False,
-            xaxis={"title": {"text": "hour"}, "dtick": 2},
-            yaxis={"autorange": "reversed", "type": "category"},
-        )
+    fig = figure(
+        300,
+        showlegend=False,
+        xaxis={"title": {"text": "hour"}, "dtick": 2},
+        yaxis={"autorange": "reversed", "type": "category"},
     )
     if int(grid["sends"].sum()) == 0:
         return empty(fig, "no sends yet")
@@ -104,33 +101,33 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> go.Figure:
     sends = grid.pivot(index="weekday", columns="hour", values="sends").reindex(range(1, 8))
     small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8)).astype(bool)
     z = [[None if pd.isna(v) else float(v) for v in row] for row in table.where(~small).to_numpy()]
-    fig.add_trace(
-        go.Heatmap(
-            z=z,
-            x=list(range(24)),
-            y=list(WEEKDAYS),
-            customdata=sends.to_numpy(),
-            colorscale="Blues",
-            zmin=0,
-            colorbar={"title": {"text": "%"}},
-            hoverongaps=False,
-            hovertemplate=f"%{{y}} %{{x}}:00<br>{rate_label} %{{z:.2f}}%<br>sends %{{customdata}}<extra></extra>",
-            name=rate_label,
-        )
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=[[1.0 if flag else None for flag in row] for row in small.to_numpy()],
-            x=list(range(24)),
-            y=list(WEEKDAYS),
-            text=("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
-            texttemplate="%{text}",
-            textfont={"size": 9, "color": DARK},
-            colorscale=[[0, "#e4e8ec"], [1, "#e4e8ec"]],
-            showscale=False,
-            hoverongaps=False,
-            hovertemplate="%{y} %{x}:00<br>%{text}: too few to read<extra></extra>",
-            name=f"under {MIN_SAMPLE}",
-        )
-    )
+    fig["data"] += [
+        {
+            "type": "heatmap",
+            "z": z,
+            "x": list(range(24)),
+            "y": list(WEEKDAYS),
+            "customdata": sends.to_numpy().tolist(),
+            "colorscale": _BLUES,
+            "zmin": 0,
+            "colorbar": {"title": {"text": "%"}},
+            "hoverongaps": False,
+            "hovertemplate": f"%{{y}} %{{x}}:00<br>{rate_label} %{{z:.2f}}%<br>sends %{{customdata}}<extra></extra>",
+            "name": rate_label,
+        },
+        {
+            "type": "heatmap",
+            "z": [[1.0 if flag else None for flag in row] for row in small.to_numpy()],
+            "x": list(range(24)),
+            "y": list(WEEKDAYS),
+            "text": ("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
+            "texttemplate": "%{text}",
+            "textfont": {"size": 9, "color": DARK},
+            "colorscale": [[0, "#e4e8ec"], [1, "#e4e8ec"]],
+            "showscale": False,
+            "hoverongaps": False,
+            "hovertemplate": "%{y} %{x}:00<br>%{text}: too few to read<extra></extra>",
+            "name": f"under {MIN_SAMPLE}",
+        },
+    ]
     return fig

@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
 from test_report_support import sql, synthetic_bi
@@ -37,6 +38,7 @@ from dashboard.metrics import (
     send_time_grid,
     variant_rows,
 )
+from dashboard.report import CHARTS, scopes
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[2]
@@ -327,6 +329,20 @@ def _embedded(page: str) -> dict[str, Any]:
     )
     result: dict[str, Any] = json.loads(page[start : page.index("</script>", start)])
     return result
+
+
+@pytest.mark.parametrize("which", ["bi", "old_bi"])
+def test_every_figure_of_every_scope_is_one_plotly_accepts(which: str, request: pytest.FixtureRequest) -> None:
+    """The charts write plotly's JSON form themselves; plotly's figure objects validate every property and value
+    of it (a ValueError naming the property otherwise), for the newer marts' columns and the fallbacks."""
+    kinds: dict[str, set[str]] = {chart.key: set() for chart in CHARTS}
+    for scope in scopes(load(request.getfixturevalue(which))):
+        for key, figure in scope.figures.items():
+            go.Figure(figure)
+            empty = any("visible" in axis for name, axis in figure["layout"].items() if "axis" in name)
+            kinds[key].add("empty" if empty else "drawn")
+    assert all("drawn" in drawn for drawn in kinds.values()), kinds  # every chart drew data somewhere
+    assert "empty" in kinds["variants"]  # and a campaign without an A/B test shows its empty state
 
 
 def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from dashboard.chart_style import Figure, day_ticks, empty, figure, update_axes
 from dashboard.charts import kpi_figure, variants_figure
 from dashboard.data import iso_weekday
 from dashboard.errors import ReportError
@@ -43,24 +44,26 @@ def test_iso_weekday_refuses_what_is_no_day(value: object) -> None:
 
 
 def test_store_keeps_base_layout_once_and_differences_per_scope() -> None:
-    def figure(height: int, title: str) -> go.Figure:
-        return go.Figure(go.Bar(x=[1, 2], y=[3, 4]), layout={"height": height, "title": {"text": title}})
+    def bars(height: int, title: str) -> Figure:
+        return {
+            "data": [{"type": "bar", "x": [1, 2], "y": [3, 4]}],
+            "layout": {"height": height, "title": {"text": title}},
+        }
 
     kpi = CHARTS[0]
     store = figure_store(
         [kpi],
         [
-            Scope("all", "", "", {kpi.key: figure(150, "")}),
-            Scope("w:1", "1", "", {kpi.key: figure(150, "")}),
-            Scope("c:1", "1", "1", {kpi.key: figure(300, "one")}),
+            Scope("all", "", "", {kpi.key: bars(150, "")}),
+            Scope("w:1", "1", "", {kpi.key: bars(150, "")}),
+            Scope("c:1", "1", "1", {kpi.key: bars(300, "one")}),
         ],
     )
     base = store["base"][kpi.key]
     assert store["scopes"]["w:1"][kpi.key]["layout"] == {}
     delta = store["scopes"]["c:1"][kpi.key]["layout"]
     assert set(delta) == {"height", "title"}
-    expected = {k: v for k, v in figure(300, "one").to_plotly_json()["layout"].items() if k != "template"}
-    assert {**base, **delta} == expected  # what the page's script merges is the scope's own layout
+    assert {**base, **delta} == bars(300, "one")["layout"]  # what the page's script merges is the scope's own layout
     assert _split_layout({"a": 1}, {"a": 1, "b": 2}) == {"b": None}
 
 
@@ -75,8 +78,8 @@ def test_kpi_without_data_says_so() -> None:
     tiles = pd.DataFrame(
         [("reply_rate", "reply rate", None, "%", "% of delivered")], columns=["key", "label", "value", "suffix", "hint"]
     )
-    indicator = kpi_figure(tiles).data[0]
-    assert indicator.value is None and "no data yet" in indicator.title.text
+    indicator = kpi_figure(tiles)["data"][0]
+    assert "value" not in indicator and "no data yet" in indicator["title"]["text"]
 
 
 def test_variant_labels_tell_campaigns_of_one_name_apart() -> None:
@@ -101,7 +104,7 @@ def test_variant_labels_tell_campaigns_of_one_name_apart() -> None:
         }
     )
     campaigns = pd.DataFrame({"campaign_id": ["aaaaaa1", "bbbbbb2"], "campaign_name": ["Launch", "Launch"]})
-    labels = list(variants_figure(variant_rows(variants, campaigns)).data[0].y)
+    labels = variants_figure(variant_rows(variants, campaigns))["data"][0]["y"]
     assert labels == ["Launch (aaaaaa) · v0", "Launch (aaaaaa) · v1", "Launch (bbbbbb) · v0", "Launch (bbbbbb) · v1"]
 
 
@@ -129,14 +132,14 @@ def test_small_samples_are_greyed_with_their_n_and_single_variants_not_drawn() -
     campaigns = pd.DataFrame({"campaign_id": ["a", "solo"], "campaign_name": ["A/B", "Solo"]})
     rows = variant_rows(variants, campaigns)
     assert list(rows["campaign_id"]) == ["a", "a"]  # the campaign without variants is not drawn
-    bar = variants_figure(rows).data[0]
-    assert list(bar.text) == [f"n={MIN_SAMPLE - 1}", ""]
-    assert bar.marker.color[0] != bar.marker.color[1]
-    assert list(bar.x) == pytest.approx([100 * 3 / 19, 15.0])
+    bar = variants_figure(rows)["data"][0]
+    assert bar["text"] == [f"n={MIN_SAMPLE - 1}", ""]
+    assert bar["marker"]["color"][0] != bar["marker"]["color"][1]
+    assert bar["x"] == pytest.approx([100 * 3 / 19, 15.0])
     unsent = variants[variants["campaign_id"] == "a"].assign(count_sent=0, count_replied=0)
     assert variant_rows(unsent, campaigns).empty  # an A/B campaign that sent nothing draws no empty rows
     solo = variant_rows(variants[variants["campaign_id"] == "solo"], campaigns.iloc[1:])
-    assert solo.empty and "no A/B test here" in variants_figure(solo).layout.annotations[0].text
+    assert solo.empty and "no A/B test here" in variants_figure(solo)["layout"]["annotations"][0]["text"]
     grid = send_time_grid(
         pd.DataFrame(
             {"weekday": [1, 2], "hour": [9, 10], "sends": [5, 40], "replies": [1, 8], "human_reply_rate": [0.2, 0.2]}
@@ -145,3 +148,23 @@ def test_small_samples_are_greyed_with_their_n_and_single_variants_not_drawn() -
     small = grid[grid["is_small"]]
     assert list(zip(small["weekday"], small["hour"], strict=True)) == [(1, 9)]
     assert grid.loc[(grid["weekday"] == 2) & (grid["hour"] == 10), "human_reply_rate"].item() == 20.0
+
+
+def test_axes_update_as_plotly_updates_them() -> None:
+    """``update_axes`` sets a property on the first axis of a letter and every other one the figure names, and
+    None leaves it unset: what plotly's ``update_xaxes`` does."""
+    days = ["2026-03-01", "2026-03-02"]
+    for extra in ({}, {"xaxis": {"title": {"text": "t"}}, "xaxis2": {"anchor": "y2"}}, {"xaxis3": {"anchor": "y3"}}):
+        fig = figure(100, **extra)
+        reference = go.Figure(layout=fig["layout"])
+        update_axes(fig, "x", type="date", **day_ticks(days))
+        reference.update_xaxes(type="date", **day_ticks(days))
+        assert {k: v for k, v in fig["layout"].items() if "axis" in k} == {
+            k: v for k, v in reference.to_plotly_json()["layout"].items() if "axis" in k
+        }
+    long_span = update_axes(figure(100), "x", **day_ticks(["2026-01-01", "2026-03-01"]))
+    assert long_span["layout"]["xaxis"] == {}  # plotly chooses the ticks
+    hidden = empty(figure(100, yaxis2={"overlaying": "y"}), "nothing yet")
+    assert hidden["layout"]["xaxis"] == {"visible": False}
+    assert hidden["layout"]["yaxis"] == {"visible": False}
+    assert hidden["layout"]["yaxis2"] == {"overlaying": "y", "visible": False}
