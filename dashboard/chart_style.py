@@ -29,10 +29,10 @@ CLASS_COLOURS = {
 }
 
 
-def layout(height: int, note: str = "", **extra: Any) -> dict[str, Any]:
-    """The layout keys every figure sets (a note is the small title under the chart's heading); the page
-    applies TEMPLATE once to all of them."""
-    return {
+def figure(height: int, note: str = "", **extra: Any) -> Figure:
+    """A figure without traces yet, with the layout keys every figure sets (a note is the small title under the
+    chart's heading); the page applies TEMPLATE once to all of them."""
+    layout = {
         "height": height,
         "margin": {"l": 60, "r": 30, "t": 40 if note else 16, "b": 40},
         "font": {"family": FONT, "size": 12},
@@ -41,20 +41,16 @@ def layout(height: int, note: str = "", **extra: Any) -> dict[str, Any]:
         "showlegend": True,
         **extra,
     }
-
-
-def figure(height: int, note: str = "", **extra: Any) -> Figure:
-    """A figure without traces yet, with the shared layout."""
-    return {"data": [], "layout": layout(height, note, **extra)}
+    return {"data": [], "layout": layout}
 
 
 def update_axes(fig: Figure, letter: str, **props: Any) -> Figure:
     """Set ``props`` on the first ``x`` (or ``y``) axis and every other one the figure names, as plotly's
     ``update_xaxes`` does; a None leaves the property unset."""
-    layout_ = fig["layout"]
-    for name in dict.fromkeys([f"{letter}axis", *(key for key in layout_ if key.startswith(f"{letter}axis"))]):
-        axis = {**layout_.get(name, {}), **props}
-        layout_[name] = {key: value for key, value in axis.items() if value is not None}
+    layout = fig["layout"]
+    for name in dict.fromkeys([f"{letter}axis", *(key for key in layout if key.startswith(f"{letter}axis"))]):
+        axis = {**layout.get(name, {}), **props}
+        layout[name] = {key: value for key, value in axis.items() if value is not None}
     return fig
 
 
