@@ -60,36 +60,28 @@ class ReportData:
     send_times: pd.DataFrame
     features: Features
 
-    def for_workspace(self, workspace_id: str) -> ReportData:
-        """The rows of one workspace."""
-        frames = {name: _where(getattr(self, name), "workspace_id", workspace_id) for name in _FRAMES}
-        return replace(self, **frames, features=self.features)  # features named: ** then holds frames only
+    def workspace_parts(self) -> Iterator[tuple[str, ReportData]]:
+        """Each workspace's rows, in workspace order."""
+        return self._parts("workspace_id", self.workspaces["workspace_id"], _FRAMES)
 
     def campaign_parts(self) -> Iterator[tuple[str, ReportData]]:
         """Each campaign's rows, in campaign order; workspace-grain frames (mailboxes, send times) stay whole."""
-        parts = {name: dict(iter(getattr(self, name).groupby("campaign_id", sort=False))) for name in _CAMPAIGN_FRAMES}
-        for campaign_id in self.campaigns["campaign_id"]:
-            key = str(campaign_id)
-            yield (
-                key,
-                replace(
-                    self,
-                    **{
-                        name: parts[name][key].reset_index(drop=True)
-                        if key in parts[name]
-                        else getattr(self, name).iloc[0:0]
-                        for name in _CAMPAIGN_FRAMES
-                    },
-                ),
-            )
+        return self._parts("campaign_id", self.campaigns["campaign_id"], _CAMPAIGN_FRAMES)
+
+    def _parts(self, column: str, keys: pd.Series, names: tuple[str, ...]) -> Iterator[tuple[str, ReportData]]:
+        # each frame split once (a filter per key reads the whole frame per key: minutes for 1,000 workspaces)
+        parts = {name: dict(iter(getattr(self, name).groupby(column, sort=False))) for name in names}
+        for value in keys:
+            key = str(value)
+            frames = {
+                name: parts[name][key].reset_index(drop=True) if key in parts[name] else getattr(self, name).iloc[0:0]
+                for name in names
+            }
+            yield key, replace(self, **frames)
 
 
 _FRAMES = ("workspaces", "campaigns", "daily", "variants", "mailboxes", "mailbox_daily", "outcomes", "send_times")
 _CAMPAIGN_FRAMES = ("campaigns", "daily", "variants", "outcomes")
-
-
-def _where(frame: pd.DataFrame, column: str, value: str) -> pd.DataFrame:
-    return frame[frame[column] == value].reset_index(drop=True)
 
 
 def load(bi_path: str | Path) -> ReportData:

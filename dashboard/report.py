@@ -109,11 +109,10 @@ def _figures(data: ReportData, *, campaign: bool) -> dict[str, Figure]:
 def scopes(data: ReportData) -> Iterator[Scope]:
     """Every scope of the page with its figures: all, each workspace, each campaign."""
     yield Scope("all", "", "", _figures(data, campaign=False))
-    for workspace_id in data.workspaces["workspace_id"]:
-        workspace = data.for_workspace(str(workspace_id))
-        yield Scope(f"w:{workspace_id}", str(workspace_id), "", _figures(workspace, campaign=False))
+    for workspace_id, workspace in data.workspace_parts():
+        yield Scope(f"w:{workspace_id}", workspace_id, "", _figures(workspace, campaign=False))
         for campaign_id, campaign in workspace.campaign_parts():
-            yield Scope(f"c:{campaign_id}", str(workspace_id), campaign_id, _figures(campaign, campaign=True))
+            yield Scope(f"c:{campaign_id}", workspace_id, campaign_id, _figures(campaign, campaign=True))
 
 
 def render_report(bi_path: str | Path) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import functools
+from typing import Any
+
 import pandas as pd
 from plotly.colors import get_colorscale
 from plotly.subplots import make_subplots
@@ -19,10 +23,12 @@ _MAILBOX_METRICS = (
 )
 
 
-def mailbox_figure(series: pd.DataFrame) -> Figure:
-    """Reputation, warmup health and utilisation per day, one row each (mean and range for many mailboxes)."""
-    # the rows' axes and titles as plotly lays out subplots; the traces of row r go on axes x<r> and y<r>
-    grid = make_subplots(
+@functools.cache
+def _mailbox_grid() -> dict[str, Any]:
+    """The rows' axes and subplot titles as plotly lays out three subplots (each figure takes a copy);
+    the traces of row r go on axes x<r> and y<r>. Laid out once: plotly takes tens of ms per layout, paid for every
+    workspace."""
+    grid: dict[str, Any] = make_subplots(
         rows=3,
         cols=1,
         shared_xaxes=True,
@@ -30,8 +36,13 @@ def mailbox_figure(series: pd.DataFrame) -> Figure:
         subplot_titles=[title for _, title in _MAILBOX_METRICS],
     ).to_plotly_json()["layout"]
     grid.pop("template", None)
+    return grid
+
+
+def mailbox_figure(series: pd.DataFrame) -> Figure:
+    """Reputation, warmup health and utilisation per day, one row each (mean and range for many mailboxes)."""
     fig = figure(520, legend={"orientation": "h", "y": -0.08, "x": 0})
-    fig["layout"].update(grid)
+    fig["layout"].update(copy.deepcopy(_mailbox_grid()))
     if series.empty:
         return empty(fig, "no mailbox history yet")
     names = list(dict.fromkeys(series["series"]))

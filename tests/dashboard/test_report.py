@@ -63,6 +63,10 @@ def _tiles(data: ReportData) -> dict[str, Any]:
     return {row.key: (row.label, row.value, row.suffix) for row in frame.itertuples(index=False)}
 
 
+def _in_workspace(data: ReportData, workspace_id: str) -> ReportData:
+    return dict(data.workspace_parts())[workspace_id]
+
+
 def _workspace(bi: Path) -> str:
     return str(sql(bi, "select workspace_id from reporting.workspace_overview order by workspace_id limit 1")[0][0])
 
@@ -76,7 +80,7 @@ def test_tiles_equal_workspace_overview_and_mailbox_health(old_bi: Path) -> None
     for workspace_id, positive in sql(
         bi, "select workspace_id, count_positive_replies from reporting.workspace_overview"
     ):
-        tiles = _tiles(data.for_workspace(workspace_id))
+        tiles = _tiles(_in_workspace(data, workspace_id))
         contacted, replied, bounced = sql(
             bi,
             "select sum(count_recipients - count_pending) filter (where count_sent > 0), sum(count_replied), "
@@ -120,7 +124,7 @@ _REPLY_COLUMNS = ("count_replies_received", "count_positive_replies_received")
 
 def test_campaign_charts_equal_their_tables(bi: Path) -> None:
     data = load(bi)
-    parts = dict(data.for_workspace(_workspace(bi)).campaign_parts())
+    parts = dict(_in_workspace(data, _workspace(bi)).campaign_parts())
     campaign_id, part = next(
         (cid, p) for cid, p in parts.items() if len(p.variants) > 1 and int(p.campaigns["count_sent"].iloc[0]) > 0
     )
@@ -158,7 +162,7 @@ def test_campaign_charts_equal_their_tables(bi: Path) -> None:
 def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
     bi = old_bi
     workspace_id = _workspace(bi)
-    data = load(bi).for_workspace(workspace_id)
+    data = _in_workspace(load(bi), workspace_id)
     daily = daily_series(data.daily)
     expected = sql(
         bi,
@@ -196,7 +200,7 @@ def test_workspace_charts_equal_their_tables(old_bi: Path) -> None:
 def test_many_mailboxes_show_their_daily_mean_and_range(tmp_path: Path) -> None:
     bi = synthetic_bi(tmp_path, recipients=1000, mailboxes=MAX_MAILBOX_LINES + 2)
     workspace_id = _workspace(bi)
-    series = mailbox_series(load(bi).for_workspace(workspace_id).mailbox_daily)
+    series = mailbox_series(_in_workspace(load(bi), workspace_id).mailbox_daily)
     assert set(series["series"]) == {f"mean of {MAX_MAILBOX_LINES + 2} mailboxes"}
     for metric in ("reputation_score", "max_utilisation_pct"):
         expected = sql(
@@ -222,7 +226,7 @@ def test_send_time_fallback_equals_pandas_over_lead_engagement(old_bi: Path) -> 
     """Before send_time_performance: leads by UTC weekday and hour of last contact, share who replied."""
     bi = old_bi
     workspace_id = _workspace(bi)
-    grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times)
+    grid = send_time_grid(_in_workspace(load(bi), workspace_id).send_times)
     con = duckdb.connect(str(bi), read_only=True)
     try:
         leads = (
@@ -277,7 +281,7 @@ def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> N
     for workspace_id, rate, bounce in sql(
         bi, "select workspace_id, human_reply_rate, bounce_rate from reporting.workspace_overview"
     ):
-        tiles = _tiles(data.for_workspace(workspace_id))  # a workspace's tiles are its overview row's rates
+        tiles = _tiles(_in_workspace(data, workspace_id))  # a workspace's tiles are its overview row's rates
         assert (tiles["reply_rate"][1], tiles["bounce_rate"][1]) == (round(100 * rate, 2), round(100 * bounce, 2))
     campaign_id, rate = sql(
         bi,
@@ -295,7 +299,7 @@ def test_engagement_columns_are_read_when_present(bi: Path, tmp_path: Path) -> N
     assert {"positive", "negative", "neutral", "auto_reply"} <= set(expected)
 
     workspace_id = _workspace(bi)
-    grid = send_time_grid(load(bi).for_workspace(workspace_id).send_times).set_index(["weekday", "hour"])
+    grid = send_time_grid(_in_workspace(load(bi), workspace_id).send_times).set_index(["weekday", "hour"])
     cells = sql(
         bi,
         "select weekday, hour, sends, human_reply_rate from reporting.send_time_performance where workspace_id = ?",
