@@ -10,6 +10,7 @@ over it (what the report's data and charts add on top of loading plotly.js at al
     .venv/bin/python bench/report_scale.py                       # 1M synthetic recipients, 500 campaigns
     .venv/bin/python bench/report_scale.py --warehouse data/outreach.duckdb --runs 5
     .venv/bin/python bench/report_scale.py --baseline 88e72a4      # the write time against that revision's
+    .venv/bin/python bench/report_scale.py --workspaces 1000 --campaigns 3000 --recipients 300000 --mailboxes 3
 
 Write time: ``write_report`` alone, timed inside a process of its own (imports excluded). With ``--baseline
 REV`` the same BI file is also written by the ``dashboard`` package of git revision REV, alternating with this
@@ -50,11 +51,15 @@ READY = "document.body.dataset.rendered === 'true' || document.body.dataset.rend
 OUT_DIR = ROOT / "bench" / "out"
 
 
-def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, mailboxes: int) -> Path:
+def _synthetic_warehouse(path: Path, recipients: int, campaigns: int, workspaces: int, mailboxes: int) -> Path:
     """The synthetic raw warehouse (devtools/synthetic.py)."""
     from devtools.synthetic import make_raw_warehouse
 
-    return Path(make_raw_warehouse(path, recipients=recipients, campaigns=campaigns, mailboxes_per_workspace=mailboxes))
+    return Path(
+        make_raw_warehouse(
+            path, recipients=recipients, campaigns=campaigns, workspaces=workspaces, mailboxes_per_workspace=mailboxes
+        )
+    )
 
 
 def _build_models(warehouse: Path) -> None:
@@ -144,7 +149,8 @@ def main() -> int:
     parser.add_argument("--warehouse", type=Path, help="an existing warehouse whose BI file to draw (skips generation)")
     parser.add_argument("--recipients", type=int, default=1_000_000)
     parser.add_argument("--campaigns", type=int, default=500)
-    parser.add_argument("--mailboxes", type=int, default=100, help="per workspace (two): the large sandbox has 200")
+    parser.add_argument("--workspaces", type=int, default=2, help="an agency's: 1,000 (with --campaigns 3000)")
+    parser.add_argument("--mailboxes", type=int, default=100, help="per workspace: the large sandbox has 200 in two")
     parser.add_argument("--runs", type=int, default=3, help="page loads to take the median of")
     parser.add_argument("--baseline", metavar="REV", help="also write the report with this git revision's dashboard")
     parser.add_argument("--write-runs", type=int, default=1, help="report writes to take the median of (each tree)")
@@ -161,11 +167,12 @@ def main() -> int:
             result["case"] = f"warehouse {warehouse}"
         else:
             result["case"] = (
-                f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, {2 * args.mailboxes} mailboxes"
+                f"synthetic {args.recipients:,} recipients, {args.campaigns} campaigns, {args.workspaces} workspaces, "
+                f"{args.workspaces * args.mailboxes} mailboxes"
             )
             started = time.perf_counter()
             warehouse = _synthetic_warehouse(
-                workdir / "outreach.duckdb", args.recipients, args.campaigns, args.mailboxes
+                workdir / "outreach.duckdb", args.recipients, args.campaigns, args.workspaces, args.mailboxes
             )
             _build_models(warehouse)
             result["generate_and_build_s"] = round(time.perf_counter() - started, 2)

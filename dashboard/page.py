@@ -1,13 +1,17 @@
 """Page assembly: the figures of every scope, plotly.js, the style and the filter script in one HTML file.
 
 Nothing on the page is fetched: plotly.js, the CSS and the script are inlined once, and the
-figures travel as JSON in a ``<script type="application/json">`` element. Each scope stores
+figures travel as gzip-compressed JSON, in base64, in a ``<script type="application/gzip">`` element,
+which the page's script unpacks with the browser's ``DecompressionStream``. Each scope stores
 its figures' data and only the layout keys that differ from the first scope's (the shared
-plotly template is stored once), which keeps 500 campaigns within a few MB.
+plotly template is stored once); compressed, 1,000 workspaces and 3,000 campaigns (22 MB of JSON) take
+under 2 MB.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
 from collections.abc import Callable, Iterable, Sequence
@@ -103,10 +107,11 @@ def _as_of(data: ReportData) -> str:
     return "" if pd.isna(synced) else synced.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _script_json(payload: dict[str, Any]) -> str:
-    """JSON safe inside a ``<script>`` element (``<`` only appears in strings, where \\u003c means the same)."""
+def store_payload(payload: dict[str, Any]) -> str:
+    """The figure store as the page carries it: JSON, gzip-compressed (the same bytes for the same store), in
+    base64, whose alphabet cannot close the ``<script>`` element that holds it."""
     text = json.dumps(payload, cls=PlotlyJSONEncoder, separators=(",", ":"))
-    return text.replace("<", "\\u003c")
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), mtime=0)).decode("ascii")
 
 
 def render_page(
@@ -135,7 +140,7 @@ def render_page(
         written=html.escape(written),
         sections=sections,
         plotly_js=get_plotlyjs(),
-        data=_script_json(store),
+        data=store_payload(store),
         page_js=_asset("page.js"),
     )
 
@@ -166,7 +171,7 @@ _PAGE = """<!doctype html>
 {sections}
 </main>
 <script>{plotly_js}</script>
-<script type="application/json" id="report-data">{data}</script>
+<script type="application/gzip" id="report-data">{data}</script>
 <script>
 {page_js}
 </script>

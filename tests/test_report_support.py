@@ -3,6 +3,10 @@ them with SQL, and a browser check that every page (the report, dbt's docs site)
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,18 @@ REPORT_READY = "document.body.dataset.rendered === 'true' || document.body.datas
 
 #: the marks a drawn chart has in its SVG: bars and funnel segments, lines, heatmap images, KPI numbers
 DRAWN_MARKS = ".point path[d], path.js-line[d], g.hm image, .indicatorlayer text.number"
+
+
+#: the element holding the page's figure store (dashboard/page.py: gzip-compressed JSON in base64)
+STORE_ELEMENT = re.compile(r'<script type="application/gzip" id="report-data">([^<]*)</script>')
+
+
+def embedded_store(page: str) -> dict[str, Any]:
+    """The figure store a report page carries, unpacked as its script unpacks it in the browser."""
+    found = STORE_ELEMENT.findall(page)
+    assert len(found) == 1, "the page holds one figure store"
+    store: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(found[0])))
+    return store
 
 
 def build_bi(warehouse: Path) -> Path:

@@ -22,7 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from plotly.offline import get_plotlyjs
-from test_report_support import sql, synthetic_bi
+from test_report_support import embedded_store, sql, synthetic_bi
 
 from dashboard import ReportError, write_report
 from dashboard.data import ReportData, load
@@ -327,14 +327,6 @@ class _Refs(html.parser.HTMLParser):
             self.scripts.append(dict(attrs))
 
 
-def _embedded(page: str) -> dict[str, Any]:
-    start = page.index('<script type="application/json" id="report-data">') + len(
-        '<script type="application/json" id="report-data">'
-    )
-    result: dict[str, Any] = json.loads(page[start : page.index("</script>", start)])
-    return result
-
-
 @pytest.mark.parametrize("which", ["bi", "old_bi"])
 def test_every_figure_of_every_scope_is_one_plotly_accepts(which: str, request: pytest.FixtureRequest) -> None:
     """The charts write plotly's JSON form themselves; plotly's figure objects validate every property and value
@@ -355,16 +347,17 @@ def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Pa
     refs = _Refs()
     refs.feed(page)
     assert refs.refs == []  # no src, href or action at all: nothing can be fetched
-    assert refs.scripts == [{}, {"type": "application/json", "id": "report-data"}, {}]  # inline only
+    assert refs.scripts == [{}, {"type": "application/gzip", "id": "report-data"}, {}]  # inline only
     assert page.count(get_plotlyjs()[:500]) == 1  # plotly.js inlined once
     assert "<link" not in page and "@import" not in page
 
-    store = _embedded(page)
+    store = embedded_store(page)
     campaigns = sql(bi, "select count(*) from reporting.campaign_performance")[0][0]
     workspaces = sql(bi, "select count(*) from reporting.workspace_overview")[0][0]
     assert len(store["scopes"]) == 1 + workspaces + campaigns
     leads = [r[0] for r in sql(bi, "select lead_email from reporting.lead_engagement")]
-    assert leads and not [lead for lead in leads if lead in page]  # no lead (a raw row) reaches the page
+    unpacked = json.dumps(store)
+    assert leads and not [lead for lead in leads if lead in page or lead in unpacked]  # no lead (a raw row) is sent
     assert not list(tmp_path.glob(".report.html.*"))  # written through a temporary file, renamed
 
 

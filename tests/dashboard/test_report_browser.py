@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from test_report_support import REPORT_READY, build_bi, drawn_marks, open_checked, sql, synthetic_bi
+from test_report_support import REPORT_READY, build_bi, drawn_marks, embedded_store, open_checked, sql, synthetic_bi
 from test_sync_support import admin_keys, sync_sandbox
 
 from dashboard import write_report
@@ -122,7 +122,7 @@ def test_report_in_headless_chromium(make_sandbox: Callable[..., Any], tmp_path:
             _mailbox_tile(bi, None),
         ]
         # the page's embedded data (what every chart is drawn from): the funnel narrows from contacted to positive
-        store = opened.evaluate("JSON.parse(document.getElementById('report-data').textContent)")
+        store = embedded_store(out.read_text(encoding="utf-8"))
         embedded = store["scopes"]["all"]["funnel"]["data"][0]
         stages = sql(
             bi,

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
+import string
 
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from test_report_support import embedded_store
 
 from dashboard.chart_style import Figure, day_ticks, empty, figure, update_axes
 from dashboard.charts import kpi_figure, variants_figure
 from dashboard.data import iso_weekday
 from dashboard.errors import ReportError
 from dashboard.metrics import MIN_SAMPLE, pct, round2, send_time_grid, variant_rows
-from dashboard.page import Scope, _script_json, _split_layout, figure_store
+from dashboard.page import Scope, _split_layout, figure_store, store_payload
 from dashboard.report import CHARTS
 
 
@@ -67,11 +68,12 @@ def test_store_keeps_base_layout_once_and_differences_per_scope() -> None:
     assert _split_layout({"a": 1}, {"a": 1, "b": 2}) == {"b": None}
 
 
-def test_embedded_json_cannot_close_its_script_element() -> None:
-    payload = {"name": "</script><script>alert(1)</script> <!-- x"}
-    text = _script_json(payload)
-    assert "</" not in text and "<!--" not in text
-    assert json.loads(text) == payload
+def test_the_stored_figures_cannot_close_their_script_element_and_unpack_to_what_was_stored() -> None:
+    payload = {"name": "</script><script>alert(1)</script> <!-- x", "n": [1, 2.5, None]}
+    text = store_payload(payload)
+    assert set(text) <= set(string.ascii_letters + string.digits + "+/=")  # base64: no "<" at all
+    assert embedded_store(f'<script type="application/gzip" id="report-data">{text}</script>') == payload
+    assert store_payload(payload) == text  # the same bytes for the same figures
 
 
 def test_kpi_without_data_says_so() -> None:
