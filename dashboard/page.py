@@ -4,8 +4,8 @@ Nothing on the page is fetched: plotly.js, the CSS and the script are inlined on
 figures travel as gzip-compressed JSON, in base64, in a ``<script type="application/gzip">`` element,
 which the page's script unpacks with the browser's ``DecompressionStream``. Each scope stores
 its figures' data and only the layout keys that differ from the first scope's (the shared
-plotly template is stored once); compressed, 1,000 workspaces and 3,000 campaigns (22 MB of JSON) take
-under 2 MB.
+plotly template is stored once). Compressed, because 1,000 workspaces and 3,000 campaigns are tens of MB of
+JSON (dashboard/README.md gives the measured sizes).
 """
 
 from __future__ import annotations
