@@ -122,9 +122,11 @@ def daily_figure(series: pd.DataFrame) -> Figure:
 
 def _variant_labels(rows: pd.DataFrame) -> list[str]:
     """``<campaign> · v<index>``; a name that two campaigns share (in two workspaces) gets the id's start."""
-    ids_by_name = rows.groupby("campaign_name")["campaign_id"].nunique()
+    ids_by_name: dict[str, set[str]] = {}
+    for name, cid in zip(rows["campaign_name"], rows["campaign_id"], strict=True):
+        ids_by_name.setdefault(name, set()).add(cid)
     return [
-        f"{name} ({str(cid)[:6]}) · v{index}" if ids_by_name[name] > 1 else f"{name} · v{index}"
+        f"{name} ({str(cid)[:6]}) · v{index}" if len(ids_by_name[name]) > 1 else f"{name} · v{index}"
         for name, cid, index in zip(rows["campaign_name"], rows["campaign_id"], rows["variant_index"], strict=True)
     ]
 

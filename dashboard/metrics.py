@@ -14,6 +14,7 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from dashboard.data import Features
@@ -130,7 +131,7 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
     scope: the ``MAX_AB_CAMPAIGNS`` with the most messages sent. Rates and their 95% intervals are the table's
     (per estimated recipient), in %.
     """
-    names = campaigns.set_index("campaign_id")["campaign_name"]
+    names = dict(zip(campaigns["campaign_id"], campaigns["campaign_name"], strict=True))
     ab = variants[variants["count_variants_in_campaign"] > 1]
     sent = ab.groupby("campaign_id")["count_sent"].sum().sort_values(ascending=False, kind="stable")
     sent = sent[sent > 0]  # an A/B campaign that sent nothing yet has no rates: no empty rows
@@ -156,12 +157,8 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
         ]
     ].reset_index(drop=True)
     out.insert(1, "campaign_name", [str(names.get(cid, cid)) for cid in out["campaign_id"]])
-    for column, source in (
-        ("rate_pct", "reply_rate"),
-        ("ci_low", "reply_rate_ci_low"),
-        ("ci_high", "reply_rate_ci_high"),
-    ):
-        out[column] = (100 * chosen[source].astype("float64")).to_numpy()
+    rates = chosen[["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high"]].to_numpy(dtype="float64", na_value=np.nan)
+    out[["rate_pct", "ci_low", "ci_high"]] = 100 * rates
     out["is_small"] = (out["estimated_recipients"].fillna(0) < MIN_SAMPLE).to_numpy()
     out.attrs["ab_campaigns"] = ab_campaigns
     return out

@@ -131,7 +131,10 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
             "z": [[1.0 if flag else None for flag in row] for row in small.to_numpy()],
             "x": list(range(24)),
             "y": list(WEEKDAYS),
-            "text": ("n=" + sends.astype(int).astype(str)).where(small, "").to_numpy().tolist(),
+            "text": [
+                [f"n={int(n)}" if flag else "" for n, flag in zip(counts, flags, strict=True)]
+                for counts, flags in zip(sends.to_numpy(), small.to_numpy(), strict=True)
+            ],
             "texttemplate": "%{text}",
             "textfont": {"size": 9, "color": DARK},
             "colorscale": [[0, "#e4e8ec"], [1, "#e4e8ec"]],
