@@ -47,12 +47,12 @@ def mailbox_figure(series: pd.DataFrame) -> Figure:
         return empty(fig, "no mailbox history yet")
     names = list(dict.fromkeys(series["series"]))
     palette = [BLUE, GREEN, RED, GOLD, "#7b5ea7", AMBER, DARK, "#2aa1b3"]
+    lines = dict(iter(series.groupby(["metric", "series"], sort=False)))  # one split, not a filter per line
     for row, (metric, _) in enumerate(_MAILBOX_METRICS, start=1):
-        part = series[series["metric"] == metric]
         axes = {"type": "scatter", "xaxis": f"x{row if row > 1 else ''}", "yaxis": f"y{row if row > 1 else ''}"}
         for index, name in enumerate(names):
-            line = part[part["series"] == name]
-            if line.empty:
+            line = lines.get((metric, name))
+            if line is None:
                 continue
             days = [str(day) for day in line["activity_date"]]
             colour = palette[index % len(palette)]
