@@ -106,8 +106,11 @@ class HeadlessChromium:
             finally:
                 self._servers.close()
 
-    def open(self, target: Path, *, ready: str, timeout_s: float = 30, serve: bool = False) -> OpenedPage:
-        """Open ``target`` and wait until the JS expression ``ready`` is true.
+    def open(
+        self, target: Path, *, ready: str, timeout_s: float = 30, serve: bool = False, init_script: str = ""
+    ) -> OpenedPage:
+        """Open ``target`` and wait until the JS expression ``ready`` is true. ``init_script`` runs before the
+        page's own scripts (to take away a browser feature, as an older browser lacks it).
 
         Every request that leaves the page's own origin (file://, or the loopback server with
         ``serve``) is aborted and recorded in ``outside_requests``; console errors and uncaught
@@ -132,6 +135,8 @@ class HeadlessChromium:
                 route.abort()
 
         page.route("**/*", gate)
+        if init_script:
+            page.add_init_script(init_script)
         url = f"{origin}/{target.name}" if origin else target.resolve().as_uri()
         started = time.perf_counter()
         page.goto(url, wait_until="load", timeout=timeout_s * 1000)

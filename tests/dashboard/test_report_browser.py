@@ -274,6 +274,20 @@ def test_report_with_many_mailboxes_draws_their_mean_and_range(tmp_path: Path) -
         assert opened.evaluate("document.querySelectorAll('#chart-mailboxes .cartesianlayer path.js-fill').length") == 3
 
 
+def test_a_browser_that_cannot_unpack_the_figures_says_so_on_the_page(tmp_path: Path) -> None:
+    """The figures travel gzip-compressed (dashboard/page.py): a browser without DecompressionStream (Firefox before
+    113, Safari before 16.4) shows why nothing is drawn, and which browsers can."""
+    out = write_report(synthetic_bi(tmp_path, recipients=1000), tmp_path / "report.html")
+    with HeadlessChromium(tmp_path / "profile") as browser:
+        opened = browser.open(out, ready=REPORT_READY, init_script="delete window.DecompressionStream;")
+        caption = opened.evaluate("document.getElementById('scope-caption').textContent")
+        error = opened.evaluate("document.body.dataset.renderError")
+        drawn = opened.evaluate("document.querySelectorAll('.chart svg').length")
+    assert caption.startswith("this browser cannot unpack the report's data") and "current Chrome" in caption
+    assert "DecompressionStream" in error and drawn == 0
+    assert [line for line in opened.console_errors if "cannot unpack" in line]
+
+
 def test_browser_helper_serves_a_site_and_reports_what_leaves_it(tmp_path: Path) -> None:
     """What the report's check rests on: an outside request and a console error are caught, not missed.
 
