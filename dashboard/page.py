@@ -1,9 +1,8 @@
 """Page assembly: the figures of every scope, plotly.js, the style and the filter script in one HTML file.
 
 Nothing on the page is fetched: plotly.js, the CSS and the script are inlined once, and the
-figures travel as gzip-compressed JSON, in base64, in two ``<script type="application/gzip">`` elements (the
-first scope's, drawn first, and every other's, unpacked after that), which the page's script unpacks with the
-browser's ``DecompressionStream``. Each scope stores
+figures travel as gzip-compressed JSON, in base64, in a ``<script type="application/gzip">`` element,
+which the page's script unpacks with the browser's ``DecompressionStream``. Each scope stores
 its figures' data and only the layout keys that differ from the first scope's (the shared
 plotly template is stored once). Compressed, because 1,000 workspaces and 3,000 campaigns are tens of MB of
 JSON (dashboard/README.md gives the measured sizes).
@@ -120,13 +119,8 @@ def render_page(
 ) -> str:
     """The whole HTML document; `alerts` (dashboard.incidents) goes first."""
     template = pio.templates[TEMPLATE].to_plotly_json()
-    figures = figure_store(charts, scopes)
-    # the first drawing needs the first scope ("all") only; the page unpacks the others after it
-    first, *_ = figures["scopes"]
-    others = {key: scope for key, scope in figures["scopes"].items() if key != first}
     store = {
-        "base": figures["base"],
-        "scopes": {first: figures["scopes"][first]},
+        **figure_store(charts, scopes),
         "template": template,
         "charts": [{"key": c.key, "workspace_grain": c.workspace_grain} for c in charts],
         "workspaces": _workspace_menu(data),
@@ -147,7 +141,6 @@ def render_page(
         sections=sections,
         plotly_js=get_plotlyjs(),
         data=store_payload(store),
-        scopes=store_payload(others),
         page_js=_asset("page.js"),
     )
 
@@ -179,7 +172,6 @@ _PAGE = """<!doctype html>
 </main>
 <script>{plotly_js}</script>
 <script type="application/gzip" id="report-data">{data}</script>
-<script type="application/gzip" id="report-scopes">{scopes}</script>
 <script>
 {page_js}
 </script>

@@ -21,22 +21,15 @@ REPORT_READY = "document.body.dataset.rendered === 'true' || document.body.datas
 DRAWN_MARKS = ".point path[d], path.js-line[d], g.hm image, .indicatorlayer text.number"
 
 
-#: the elements holding the page's figure store (dashboard/page.py: gzip-compressed JSON in base64): the first
-#: scope's, and every other scope's
-STORE_ELEMENT = re.compile(r'<script type="application/gzip" id="report-(data|scopes)">([^<]*)</script>')
-
-
-def unpack(payload: str) -> Any:
-    """One part of the figure store, unpacked as the page's script unpacks it in the browser."""
-    return json.loads(gzip.decompress(base64.b64decode(payload)))
+#: the element holding the page's figure store (dashboard/page.py: gzip-compressed JSON in base64)
+STORE_ELEMENT = re.compile(r'<script type="application/gzip" id="report-data">([^<]*)</script>')
 
 
 def embedded_store(page: str) -> dict[str, Any]:
-    """The figure store a report page carries, with every scope."""
-    found = dict(STORE_ELEMENT.findall(page))
-    assert sorted(found) == ["data", "scopes"] and len(STORE_ELEMENT.findall(page)) == 2, "one store, in two parts"
-    store: dict[str, Any] = unpack(found["data"])
-    store["scopes"].update(unpack(found["scopes"]))
+    """The figure store a report page carries, unpacked as its script unpacks it in the browser."""
+    found = STORE_ELEMENT.findall(page)
+    assert len(found) == 1, "the page holds one figure store"
+    store: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(found[0])))
     return store
 
 

@@ -2,20 +2,20 @@
 (function () {
   "use strict";
 
-  /* A part of the figure store: JSON, gzip-compressed, in base64 (dashboard/page.py, store_payload). */
-  function unpack(id) {
+  /* The figure store: JSON, gzip-compressed, in base64 (dashboard/page.py, store_payload). */
+  function readStore() {
     if (typeof DecompressionStream === "undefined") {
       return Promise.reject(new Error("this browser cannot unpack the report's data (no DecompressionStream): " +
         "open the file in a current Chrome, Edge, Firefox or Safari"));
     }
-    var text = atob(document.getElementById(id).textContent.trim());
+    var text = atob(document.getElementById("report-data").textContent.trim());
     var bytes = new Uint8Array(text.length);
     for (var i = 0; i < text.length; i++) { bytes[i] = text.charCodeAt(i); }
     var json = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(json).json();
   }
 
-  unpack("report-data").then(start, function (error) {
+  readStore().then(start, function (error) {
     document.getElementById("scope-caption").textContent = String(error.message || error);
     document.body.setAttribute("data-render-error", String(error));
     console.error("report:", error);
@@ -28,15 +28,6 @@
     var caption = document.getElementById("scope-caption");
     var byWorkspace = {};
     var campaignHome = {};
-    var others = null;
-
-    /* Every scope but "all" (its own element): unpacked after the first drawing, or once one is chosen. */
-    function otherScopes() {
-      if (!others) {
-        others = unpack("report-scopes").then(function (scopes) { Object.assign(store.scopes, scopes); });
-      }
-      return others;
-    }
 
     store.workspaces.forEach(function (w) {
       byWorkspace[w.id] = w;
@@ -99,17 +90,14 @@
       caption.textContent = "Showing " + describe(sel);
       document.body.setAttribute("data-scope", sel.campaignId ? "c:" + sel.campaignId :
         sel.workspaceId ? "w:" + sel.workspaceId : "all");
-      var unpacked = sel.workspaceId ? otherScopes() : Promise.resolve();
-      return unpacked.then(function () {
-        return Promise.all(store.charts.map(function (chart) {
-          var el = document.getElementById("chart-" + chart.key);
-          var figure = figureFor(chart.key, sel);
-          var layout = Object.assign({}, store.base[chart.key], figure.layout);
-          layout.template = store.template;
-          var data = figure.data.map(function (trace) { return Object.assign({}, trace); });
-          return Plotly.react(el, data, layout, config);
-        }));
-      });
+      return Promise.all(store.charts.map(function (chart) {
+        var el = document.getElementById("chart-" + chart.key);
+        var figure = figureFor(chart.key, sel);
+        var layout = Object.assign({}, store.base[chart.key], figure.layout);
+        layout.template = store.template;
+        var data = figure.data.map(function (trace) { return Object.assign({}, trace); });
+        return Plotly.react(el, data, layout, config);
+      }));
     }
 
     function saveHash() {
@@ -154,9 +142,6 @@
 
     fillWorkspaces();
     readHash();
-    rendered(render()).then(otherScopes).catch(function (error) {
-      document.body.setAttribute("data-render-error", String(error));
-      console.error("report: the other scopes could not be unpacked:", error);
-    });
+    rendered(render());
   }
 })();

@@ -347,12 +347,7 @@ def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Pa
     refs = _Refs()
     refs.feed(page)
     assert refs.refs == []  # no src, href or action at all: nothing can be fetched
-    assert refs.scripts == [  # inline only
-        {},
-        {"type": "application/gzip", "id": "report-data"},
-        {"type": "application/gzip", "id": "report-scopes"},
-        {},
-    ]
+    assert refs.scripts == [{}, {"type": "application/gzip", "id": "report-data"}, {}]  # inline only
     assert page.count(get_plotlyjs()[:500]) == 1  # plotly.js inlined once
     assert "<link" not in page and "@import" not in page
 
