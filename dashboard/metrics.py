@@ -14,7 +14,6 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 
 import duckdb
-import numpy as np
 import pandas as pd
 
 from dashboard.data import Features
@@ -157,7 +156,9 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
         ]
     ].reset_index(drop=True)
     out.insert(1, "campaign_name", [str(names.get(cid, cid)) for cid in out["campaign_id"]])
-    rates = chosen[["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high"]].to_numpy(dtype="float64", na_value=np.nan)
+    rates = chosen[["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high"]].to_numpy(
+        dtype="float64", na_value=float("nan")
+    )
     out[["rate_pct", "ci_low", "ci_high"]] = 100 * rates
     out["is_small"] = (out["estimated_recipients"].fillna(0) < MIN_SAMPLE).to_numpy()
     out.attrs["ab_campaigns"] = ab_campaigns

@@ -108,17 +108,25 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
     )
     if int(grid["sends"].sum()) == 0:
         return empty(fig, "no sends yet")
-    table = grid.pivot(index="weekday", columns="hour", values="human_reply_rate").reindex(range(1, 8))
-    sends = grid.pivot(index="weekday", columns="hour", values="sends").reindex(range(1, 8))
-    small = grid.pivot(index="weekday", columns="hour", values="is_small").reindex(range(1, 8)).astype(bool)
-    z = [[None if pd.isna(v) else float(v) for v in row] for row in table.where(~small).to_numpy()]
+
+    def cells(column: str) -> list[list[Any]]:  # one row per weekday, Monday first, one value per hour
+        rows: list[list[Any]] = (
+            grid.pivot(index="weekday", columns="hour", values=column).reindex(range(1, 8)).to_numpy().tolist()
+        )
+        return rows
+
+    rates, sends, small = cells("human_reply_rate"), cells("sends"), cells("is_small")
+    z = [
+        [None if pd.isna(v) or flag else float(v) for v, flag in zip(row, flags, strict=True)]
+        for row, flags in zip(rates, small, strict=True)
+    ]
     fig["data"] += [
         {
             "type": "heatmap",
             "z": z,
             "x": list(range(24)),
             "y": list(WEEKDAYS),
-            "customdata": sends.to_numpy().tolist(),
+            "customdata": sends,
             "colorscale": _BLUES,
             "zmin": 0,
             "colorbar": {"title": {"text": "%"}},
@@ -128,12 +136,12 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
         },
         {
             "type": "heatmap",
-            "z": [[1.0 if flag else None for flag in row] for row in small.to_numpy()],
+            "z": [[1.0 if flag else None for flag in row] for row in small],
             "x": list(range(24)),
             "y": list(WEEKDAYS),
             "text": [
                 [f"n={int(n)}" if flag else "" for n, flag in zip(counts, flags, strict=True)]
-                for counts, flags in zip(sends.to_numpy(), small.to_numpy(), strict=True)
+                for counts, flags in zip(sends, small, strict=True)
             ],
             "texttemplate": "%{text}",
             "textfont": {"size": 9, "color": DARK},
