@@ -166,3 +166,30 @@ def frame(con: duckdb.DuckDBPyConnection, sql: str) -> pd.DataFrame:
     """A query's result as pandas (through Arrow: duckdb's own .df() warns under pandas 3)."""
     frame: pd.DataFrame = con.sql(sql).to_arrow_table().to_pandas()  # pyarrow is untyped (Any): the type stated
     return frame
+
+
+_DAY_NAMES = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
+
+
+def iso_weekday(value: object) -> int:
+    """1 = Monday ... 7 = Sunday from a day number or name.
+
+    DuckDB's ``dayofweek`` (0 = Sunday) and ``isodow`` (7 = Sunday) agree on 1 to 6, so 0 and 7
+    both mean Sunday; names are read by their first three letters.
+    """
+    if isinstance(value, str) and not value.strip().isdigit():
+        day = _DAY_NAMES.get(value.strip()[:3].lower())
+        if day is None:
+            raise ReportError(f"send_time_performance.weekday has {value!r}: expected a day number or name")
+        return day
+    number = int(str(value).strip().split(".")[0])
+    if not 0 <= number <= 7:
+        raise ReportError(f"send_time_performance.weekday has {number}: expected 0 to 7 (0 and 7 are Sunday)")
+    return number or 7
+
+
+def iso_weekdays(frame: pd.DataFrame) -> pd.DataFrame:
+    """The send-time frame with ``weekday`` as 1 = Monday ... 7 = Sunday."""
+    out = frame.copy()
+    out["weekday"] = [iso_weekday(v) for v in out["weekday"]]
+    return out

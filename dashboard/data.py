@@ -27,6 +27,7 @@ from dashboard.bi_file import (
     SEND_TIME_COLUMNS,
     columns_of,
     frame,
+    iso_weekdays,
     open_bi,
     require,
 )
@@ -67,6 +68,18 @@ class ReportData:
     def campaign_parts(self) -> Iterator[tuple[str, ReportData]]:
         """Each campaign's rows, in campaign order; workspace-grain frames (mailboxes, send times) stay whole."""
         return self._parts("campaign_id", self.campaigns["campaign_id"], _CAMPAIGN_FRAMES)
+
+    def workspace_shares(self, count: int) -> list[ReportData]:
+        """The workspaces in at most ``count`` runs, in workspace order, of about as many scopes each (a
+        workspace and each of its campaigns are one scope): each run's rows."""
+        ids = self.workspaces["workspace_id"]
+        weights = 1 + ids.map(self.campaigns.groupby("workspace_id").size()).fillna(0).astype("int64")
+        # a workspace joins the run that its middle scope falls in
+        runs = ((2 * weights.cumsum() - weights) * count // (2 * int(weights.sum()))).to_numpy()
+        return [
+            replace(self, **{n: getattr(self, n)[getattr(self, n)["workspace_id"].isin(run)] for n in _FRAMES})
+            for _, run in ids.groupby(runs, sort=True)
+        ]
 
     def _parts(self, column: str, keys: pd.Series, names: tuple[str, ...]) -> Iterator[tuple[str, ReportData]]:
         # each frame split once (a filter per key reads the whole frame per key: minutes for 1,000 workspaces)
@@ -122,33 +135,6 @@ def load(bi_path: str | Path) -> ReportData:
         raise ReportError(f"cannot read BI file {path}: {one_line(exc)}; rebuild it with `outreach models`") from exc
     finally:
         con.close()
-
-
-_DAY_NAMES = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
-
-
-def iso_weekday(value: object) -> int:
-    """1 = Monday ... 7 = Sunday from a day number or name.
-
-    DuckDB's ``dayofweek`` (0 = Sunday) and ``isodow`` (7 = Sunday) agree on 1 to 6, so 0 and 7
-    both mean Sunday; names are read by their first three letters.
-    """
-    if isinstance(value, str) and not value.strip().isdigit():
-        day = _DAY_NAMES.get(value.strip()[:3].lower())
-        if day is None:
-            raise ReportError(f"send_time_performance.weekday has {value!r}: expected a day number or name")
-        return day
-    number = int(str(value).strip().split(".")[0])
-    if not 0 <= number <= 7:
-        raise ReportError(f"send_time_performance.weekday has {number}: expected 0 to 7 (0 and 7 are Sunday)")
-    return number or 7
-
-
-def iso_weekdays(frame: pd.DataFrame) -> pd.DataFrame:
-    """The send-time frame with ``weekday`` as 1 = Monday ... 7 = Sunday."""
-    out = frame.copy()
-    out["weekday"] = [iso_weekday(v) for v in out["weekday"]]
-    return out
 
 
 _WORKSPACES = """

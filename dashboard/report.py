@@ -19,6 +19,13 @@ from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
 from dashboard.page import Chart, Scope, render_page
+from dashboard.workers import start_workers
+
+#: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
+#: pandas and plotly), the time of some 50 scopes.
+PARALLEL_MIN_SCOPES = 300
+MAX_WORKERS = 4
+SHARES_PER_WORKER = 4
 
 
 def _rate_label(data: ReportData) -> str:
@@ -106,20 +113,49 @@ def _figures(data: ReportData, *, campaign: bool) -> dict[str, Figure]:
     return {c.key: c.draw(data) for c in CHARTS if not (campaign and c.workspace_grain)}
 
 
-def scopes(data: ReportData) -> Iterator[Scope]:
-    """Every scope of the page with its figures: all, each workspace, each campaign."""
-    yield Scope("all", "", "", _figures(data, campaign=False))
+def _workspace_scopes(data: ReportData) -> list[Scope]:
+    """The scope of each workspace of ``data`` and of each of its campaigns, in order."""
+    out = []
     for workspace_id, workspace in data.workspace_parts():
-        yield Scope(f"w:{workspace_id}", workspace_id, "", _figures(workspace, campaign=False))
-        for campaign_id, campaign in workspace.campaign_parts():
-            yield Scope(f"c:{campaign_id}", workspace_id, campaign_id, _figures(campaign, campaign=True))
+        out.append(Scope(f"w:{workspace_id}", workspace_id, "", _figures(workspace, campaign=False)))
+        out.extend(
+            Scope(f"c:{campaign_id}", workspace_id, campaign_id, _figures(campaign, campaign=True))
+            for campaign_id, campaign in workspace.campaign_parts()
+        )
+    return out
+
+
+def workers_for(data: ReportData) -> int:
+    """How many processes draw the scopes: one below ``PARALLEL_MIN_SCOPES``, else one per CPU up to
+    ``MAX_WORKERS``."""
+    if 1 + len(data.workspaces) + len(data.campaigns) < PARALLEL_MIN_SCOPES:
+        return 1
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
+def scopes(data: ReportData, workers: int = 1) -> Iterator[Scope]:
+    """Every scope of the page with its figures, in order: all, then each workspace followed by its campaigns.
+
+    With several workers, runs of workspaces are drawn in worker processes while this one draws "all"."""
+    if workers <= 1:
+        yield Scope("all", "", "", _figures(data, campaign=False))
+        yield from _workspace_scopes(data)
+        return
+    # leaving the block, on an error or a Ctrl-C here, terminates the workers mid-share
+    with start_workers(workers) as pool:
+        # a few runs per worker: one slow run does not leave the other workers idle at the end
+        drawn = pool.imap(_workspace_scopes, data.workspace_shares(SHARES_PER_WORKER * workers))
+        yield Scope("all", "", "", _figures(data, campaign=False))
+        for share in drawn:
+            yield from share
 
 
 def render_report(bi_path: str | Path) -> str:
     """The report's HTML for the BI file."""
     path = Path(bi_path)
     data = load(path)
-    return render_page(data, CHARTS, scopes(data), source=path.name, alerts=open_incidents_html(path))
+    drawn = scopes(data, workers_for(data))
+    return render_page(data, CHARTS, drawn, source=path.name, alerts=open_incidents_html(path))
 
 
 def write_report(bi_path: str | Path, out_path: str | Path) -> Path:

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import html.parser
 import json
+import multiprocessing
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandas as pd
 import plotly.graph_objects as go
+import psutil
 import pytest
 from plotly.offline import get_plotlyjs
+from plotly.utils import PlotlyJSONEncoder
 from test_report_support import embedded_store, sql, synthetic_bi
 
 from dashboard import ReportError, write_report
@@ -325,6 +331,69 @@ class _Refs(html.parser.HTMLParser):
         self.refs += [value or "" for name, value in attrs if name in ("src", "href", "srcset", "action")]
         if tag == "script":
             self.scripts.append(dict(attrs))
+
+
+def _drawn(data: ReportData, workers: int) -> str:
+    return json.dumps(
+        [(s.key, s.workspace_id, s.campaign_id, s.figures) for s in scopes(data, workers)], cls=PlotlyJSONEncoder
+    )
+
+
+def test_worker_processes_draw_every_scope_as_one_process_does(bi: Path) -> None:
+    """Large pages are drawn by worker processes (report.workers_for): the same scopes, figures and order, and a
+    worker's error reaches the caller as itself, with no worker left running."""
+    data = load(bi)
+    assert len(data.workspaces) == 2 and len(data.campaigns) > 2
+    here = _drawn(data, 1)
+    assert _drawn(data, 2) == here
+    in_a_thread: list[str] = []  # as in a Prefect task: the workers cannot be started ignoring SIGINT there
+    thread = threading.Thread(target=lambda: in_a_thread.append(_drawn(data, 2)))
+    thread.start()
+    thread.join(timeout=120)
+    assert in_a_thread == [here]
+    broken = replace(data, variants=data.variants.drop(columns="subject"))
+    for workers in (1, 2):
+        with pytest.raises(KeyError, match="subject"):
+            _drawn(broken, workers)
+    assert multiprocessing.active_children() == []
+
+
+def test_a_ctrl_c_stops_the_worker_processes_at_once_and_quietly(bi: Path) -> None:
+    """A terminal's Ctrl-C reaches the workers too: they leave it to their caller, which stops them (no traceback
+    of theirs on the terminal, none left running)."""
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from dashboard.data import load
+        from dashboard.report import scopes
+        drawn = scopes(load({str(bi)!r}), 2)
+        next(drawn)
+        time.sleep(3)  # the workers are up
+        try:
+            print("drawing", flush=True)
+            time.sleep(60)
+        except KeyboardInterrupt:
+            time.sleep(1)  # a worker's traceback would be written by now
+            drawn.close()
+            sys.exit(130)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "drawing\n"
+    workers = psutil.Process(proc.pid).children()
+    assert len([w for w in workers if "spawn_main" in " ".join(w.cmdline())]) == 2
+    os.killpg(proc.pid, signal.SIGINT)
+    output = proc.communicate(timeout=30)[0]
+    assert proc.returncode == 130 and "Traceback" not in output, output
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert alive == []
 
 
 @pytest.mark.parametrize("which", ["bi", "old_bi"])

@@ -10,9 +10,10 @@ import plotly.graph_objects as go
 import pytest
 from test_report_support import embedded_store
 
+from dashboard.bi_file import iso_weekday
 from dashboard.chart_style import Figure, day_ticks, empty, figure, update_axes
 from dashboard.charts import kpi_figure, variants_figure
-from dashboard.data import iso_weekday
+from dashboard.data import Features, ReportData
 from dashboard.errors import ReportError
 from dashboard.metrics import MIN_SAMPLE, pct, round2, send_time_grid, variant_rows
 from dashboard.page import Scope, _split_layout, figure_store, store_payload
@@ -170,3 +171,19 @@ def test_axes_update_as_plotly_updates_them() -> None:
     assert hidden["layout"]["xaxis"] == {"visible": False}
     assert hidden["layout"]["yaxis"] == {"visible": False}
     assert hidden["layout"]["yaxis2"] == {"overlaying": "y", "visible": False}
+
+
+def test_workspace_shares_are_runs_of_about_as_many_scopes_with_every_row_once() -> None:
+    campaigns_per_workspace = {"w1": 0, "w2": 5, "w3": 1, "w4": 1, "w5": 1, "w6": 10}
+    workspaces = pd.DataFrame({"workspace_id": list(campaigns_per_workspace)})
+    campaigns = pd.DataFrame(
+        {"workspace_id": [w for w, n in campaigns_per_workspace.items() for _ in range(n)], "campaign_id": range(18)}
+    )
+    frames = {name: campaigns for name in ("daily", "variants", "mailboxes", "mailbox_daily", "outcomes", "send_times")}
+    data = ReportData(workspaces=workspaces, campaigns=campaigns, features=Features(), **frames)
+    for count, runs in [(1, [["w1", "w2", "w3", "w4", "w5", "w6"]]), (3, [["w1", "w2"], ["w3", "w4", "w5"], ["w6"]])]:
+        shares = data.workspace_shares(count)
+        assert [list(s.workspaces["workspace_id"]) for s in shares] == runs
+        for name in ("campaigns", *frames):
+            assert pd.concat([getattr(s, name) for s in shares]).equals(getattr(data, name))
+    assert len(data.workspace_shares(50)) == 6  # never more runs than workspaces
