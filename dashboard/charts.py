@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from dashboard.chart_style import (
@@ -150,18 +151,22 @@ def variants_figure(rows: pd.DataFrame) -> Figure:
     )
     if rows.empty:
         return empty(fig, "no A/B test here (one subject line per campaign)")
-    rate, low, high = (rows[c].fillna(0.0) for c in ("rate_pct", "ci_low", "ci_high"))
-    winner, small = rows["is_winner"].astype(bool), rows["is_small"].astype(bool)
-    n = rows["estimated_recipients"].astype("Int64")
+    # numpy arrays, not pandas: this runs for each of an agency's thousands of scopes (np.round as pandas rounds)
+    rate, low, high = (rows[c].to_numpy(dtype="float64", na_value=math.nan) for c in ("rate_pct", "ci_low", "ci_high"))
+    rate, low, high = (np.where(np.isnan(v), 0.0, v) for v in (rate, low, high))
+    estimated = rows["estimated_recipients"].to_numpy(dtype="float64", na_value=math.nan)
+    adjusted = np.round(rows["adjusted_p_value"].to_numpy(dtype="float64", na_value=math.nan), 4)
+    winner, small = rows["is_winner"].astype(bool).tolist(), rows["is_small"].astype(bool).tolist()
+    n = [None if math.isnan(v) else int(v) for v in estimated]
     customdata = list(
         zip(
-            rows["subject"],
-            n.astype(object).where(n.notna(), "n/a"),
-            rows["count_replied"],
-            low.round(2),
-            high.round(2),
-            rows["adjusted_p_value"].round(4).astype(object).where(rows["adjusted_p_value"].notna(), "n/a"),
-            rows["test_state"],
+            rows["subject"].tolist(),
+            ["n/a" if v is None else v for v in n],
+            rows["count_replied"].tolist(),
+            np.round(low, 2).tolist(),
+            np.round(high, 2).tolist(),
+            ["n/a" if math.isnan(p) else p for p in adjusted.tolist()],
+            rows["test_state"].tolist(),
             strict=True,
         )
     )
@@ -173,15 +178,13 @@ def variants_figure(rows: pd.DataFrame) -> Figure:
             "x": rate.tolist(),
             "error_x": {
                 "type": "data",
-                "array": (high - rate).clip(lower=0).tolist(),
-                "arrayminus": (rate - low).clip(lower=0).tolist(),
+                "array": np.clip(high - rate, 0, None).tolist(),
+                "arrayminus": np.clip(rate - low, 0, None).tolist(),
                 "color": DARK,
                 "thickness": 1.2,
             },
             "marker": {"color": [GOLD if w else GREY if s else BLUE for w, s in zip(winner, small, strict=True)]},
-            "text": [
-                "★ winner" if w else f"n={v}" if s else "" for w, s, v in zip(winner, small, n.fillna(0), strict=True)
-            ],
+            "text": ["★ winner" if w else f"n={v or 0}" if s else "" for w, s, v in zip(winner, small, n, strict=True)],
             "textposition": "inside",
             "customdata": customdata,
             "hovertemplate": "%{customdata[0]}<br>about %{customdata[1]} recipients, replied %{customdata[2]}<br>"

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -55,6 +57,11 @@ def pct(numerator: float, denominator: float) -> float | None:
     return round(100.0 * numerator / denominator, 2) if denominator else None
 
 
+def _yes(value: Any) -> bool:
+    """True as pandas' ``fillna(False)`` reads a value: a missing one (None, NaN, NA) is False."""
+    return not pd.isna(value) and bool(value)
+
+
 def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Features) -> pd.DataFrame:
     """The overview tiles: contacted, human reply rate, positive, bounce rate, mailboxes healthy.
 
@@ -67,9 +74,12 @@ def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Featur
     else:
         rate = pct(float(campaigns["count_replied"].sum()), contacted)
         rate_label, rate_hint = "reply rate", "% of contacted, all replies"
-    healthy = mailboxes["is_active"].fillna(False).astype(bool) & (mailboxes["reputation_score"] >= HEALTHY_REPUTATION)
-    warm_ok = ~mailboxes["is_warmup_enabled"].fillna(False).astype(bool) | (
-        mailboxes["warmup_health_score"] >= HEALTHY_WARMUP
+    healthy = sum(  # plain Python, as daily_series; a missing value is no
+        _yes(active) and _yes(reputation >= HEALTHY_REPUTATION) and (not _yes(warmup) or _yes(health >= HEALTHY_WARMUP))
+        for active, reputation, warmup, health in zip(
+            *(mailboxes[c] for c in ("is_active", "reputation_score", "is_warmup_enabled", "warmup_health_score")),
+            strict=True,
+        )
     )
     rows = [
         ("contacted", "contacted", contacted, "", "recipients"),
@@ -85,7 +95,7 @@ def kpi_tiles(campaigns: pd.DataFrame, mailboxes: pd.DataFrame, features: Featur
         (
             "mailboxes_healthy",
             "mailboxes healthy",
-            int((healthy & warm_ok).sum()),
+            healthy,
             f" of {len(mailboxes)}",
             f"reputation ≥ {HEALTHY_REPUTATION:g}, warmup ≥ {HEALTHY_WARMUP:g}",
         ),
@@ -112,15 +122,32 @@ def daily_series(daily: pd.DataFrame) -> pd.DataFrame:
     Sends are known only on days the daily send history observed: elsewhere ``count_sent`` is NaN (drawn as
     a gap, never as 0). Replies come from the replies themselves, known on every day (0 when none)."""
     columns = ["count_replies_received", "count_positive_replies_received"]
-    if daily.empty:
+    sent: dict[date, float] = {}
+    replies: dict[date, list[int]] = {}
+    # plain Python: a campaign's few rows cost pandas' grouping more than their sums, in each of an agency's
+    # thousands of scopes
+    for day, count_sent, *counts in zip(
+        daily["activity_date"], daily["count_sent"], *(daily[c] for c in columns), strict=True
+    ):
+        if pd.isna(day):
+            continue
+        known = replies.setdefault(day, [0, 0])
+        for i, count in enumerate(counts):
+            known[i] += 0 if pd.isna(count) else int(count)
+        if not pd.isna(count_sent):
+            sent[day] = sent.get(day, 0.0) + float(count_sent)
+    if not replies:
         return pd.DataFrame(columns=["activity_date", "count_sent", *columns])
-    grouped = daily.groupby("activity_date")
-    out = grouped[columns].sum()
-    out.insert(0, "count_sent", grouped["count_sent"].sum(min_count=1))
-    days = pd.date_range(min(out.index), max(out.index), freq="D").date
-    out = out.reindex(days)
-    out[columns] = out[columns].fillna(0).astype("int64")
-    return out.rename_axis("activity_date").reset_index()
+    first = min(replies)
+    days = [first + timedelta(days=n) for n in range((max(replies) - first).days + 1)]
+    zero = [0, 0]
+    return pd.DataFrame(
+        {
+            "activity_date": days,
+            "count_sent": [sent.get(day, math.nan) for day in days],
+            **{column: [replies.get(day, zero)[i] for day in days] for i, column in enumerate(columns)},
+        }
+    )
 
 
 def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFrame:
@@ -131,38 +158,56 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
     (per estimated recipient), in %.
     """
     names = dict(zip(campaigns["campaign_id"], campaigns["campaign_name"], strict=True))
-    ab = variants[variants["count_variants_in_campaign"] > 1]
-    sent = ab.groupby("campaign_id")["count_sent"].sum().sort_values(ascending=False, kind="stable")
-    sent = sent[sent > 0]  # an A/B campaign that sent nothing yet has no rates: no empty rows
-    ab = ab[ab["campaign_id"].isin(sent.index)]
-    ab_campaigns = int(ab["campaign_id"].nunique())
-    chosen = ab[ab["campaign_id"].isin(sent.index[:MAX_AB_CAMPAIGNS])]
-    order = {cid: i for i, cid in enumerate(sent.index)}
-    chosen = chosen.assign(_order=chosen["campaign_id"].map(order)).sort_values(["_order", "variant_index"])
-    out = chosen[
-        [
-            "campaign_id",
-            "variant_index",
-            "subject",
-            "count_sent",
-            "count_replied",
-            "estimated_recipients",
-            "reply_rate",
-            "p_value",
-            "adjusted_p_value",
-            "is_winner",
-            "test_state",
-            "recipients_needed",
-        ]
-    ].reset_index(drop=True)
-    out.insert(1, "campaign_name", [str(names.get(cid, cid)) for cid in out["campaign_id"]])
-    rates = chosen[["reply_rate", "reply_rate_ci_low", "reply_rate_ci_high"]].to_numpy(
-        dtype="float64", na_value=float("nan")
+    keys = list(
+        zip(variants["campaign_id"], variants["count_variants_in_campaign"] > 1, variants["variant_index"], strict=True)
     )
-    out[["rate_pct", "ci_low", "ci_high"]] = 100 * rates
-    out["is_small"] = (out["estimated_recipients"].fillna(0) < MIN_SAMPLE).to_numpy()
-    out.attrs["ab_campaigns"] = ab_campaigns
+    sent: dict[str, int] = {}  # the messages each A/B campaign sent (plain Python, as daily_series)
+    for (campaign_id, is_ab, _), count in zip(keys, variants["count_sent"], strict=True):
+        if is_ab and not pd.isna(campaign_id):
+            sent[campaign_id] = sent.get(campaign_id, 0) + (0 if pd.isna(count) else int(count))
+    # most sent first, ties in campaign order; an A/B campaign that sent nothing yet has no rates: no empty rows
+    ranked = [c for c in sorted(sorted(sent), key=lambda c: -sent[c]) if sent[c] > 0]
+    order = {campaign_id: i for i, campaign_id in enumerate(ranked[:MAX_AB_CAMPAIGNS])}
+    rows = [
+        row
+        for _, _, row in sorted((order[c], index, row) for row, (c, ab, index) in enumerate(keys) if ab and c in order)
+    ]
+    picked = {column: variants[column].to_numpy()[rows] for column in _VARIANT_COLUMNS}
+    rates = {
+        name: 100 * variants[column].to_numpy(dtype="float64", na_value=math.nan)[rows]
+        for name, column in (
+            ("rate_pct", "reply_rate"),
+            ("ci_low", "reply_rate_ci_low"),
+            ("ci_high", "reply_rate_ci_high"),
+        )
+    }
+    out = pd.DataFrame(
+        {
+            "campaign_id": picked.pop("campaign_id"),
+            "campaign_name": [str(names.get(cid, cid)) for cid in variants["campaign_id"].to_numpy()[rows]],
+            **picked,
+            **rates,
+            "is_small": variants["estimated_recipients"].fillna(0).to_numpy()[rows] < MIN_SAMPLE,
+        }
+    )
+    out.attrs["ab_campaigns"] = len(ranked)
     return out
+
+
+_VARIANT_COLUMNS = (
+    "campaign_id",
+    "variant_index",
+    "subject",
+    "count_sent",
+    "count_replied",
+    "estimated_recipients",
+    "reply_rate",
+    "p_value",
+    "adjusted_p_value",
+    "is_winner",
+    "test_state",
+    "recipients_needed",
+)
 
 
 def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
@@ -173,41 +218,62 @@ def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
     metrics = ["reputation_score", "warmup_health_score", "max_utilisation_pct"]
     mailboxes = mailbox_daily["email_account_id"].nunique()
     if mailboxes <= MAX_MAILBOX_LINES:
-        long = mailbox_daily.melt(
-            id_vars=["mailbox_email", "activity_date"], value_vars=metrics, var_name="metric", value_name="value"
-        ).rename(columns={"mailbox_email": "series"})
-        long["low"] = float("nan")
-        long["high"] = float("nan")
-    else:
-        grouped = mailbox_daily.groupby("activity_date")
-        frames = []
-        for metric in metrics:
-            stats = grouped[metric].agg(["mean", "min", "max"]).reset_index()
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "series": f"mean of {mailboxes} mailboxes",
-                        "activity_date": stats["activity_date"],
-                        "metric": metric,
-                        "value": [round2(float(v)) for v in stats["mean"]],
-                        "low": stats["min"],
-                        "high": stats["max"],
-                    }
+        # plain Python, as daily_series; sorted as below (a stable sort: a tie keeps its order, missing names last)
+        lines = sorted(
+            (
+                (series, day, metric, float(value), math.nan, math.nan)
+                for metric in metrics
+                for series, day, value in zip(
+                    mailbox_daily["mailbox_email"], mailbox_daily["activity_date"], mailbox_daily[metric], strict=True
                 )
+                if not pd.isna(value)
+            ),
+            key=lambda line: (line[2], pd.isna(line[0]), "" if pd.isna(line[0]) else line[0], line[1]),
+        )
+        return pd.DataFrame(lines, columns=["series", "activity_date", "metric", "value", "low", "high"])
+    grouped = mailbox_daily.groupby("activity_date")
+    frames = []
+    for metric in metrics:
+        stats = grouped[metric].agg(["mean", "min", "max"]).reset_index()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "series": f"mean of {mailboxes} mailboxes",
+                    "activity_date": stats["activity_date"],
+                    "metric": metric,
+                    "value": [round2(float(v)) for v in stats["mean"]],
+                    "low": stats["min"],
+                    "high": stats["max"],
+                }
             )
-        long = pd.concat(frames, ignore_index=True)
+        )
+    long = pd.concat(frames, ignore_index=True)
     long = long.dropna(subset=["value"])
     return long.sort_values(["metric", "series", "activity_date"]).reset_index(drop=True)
 
 
 def outcome_classes(outcomes: pd.DataFrame) -> pd.DataFrame:
     """Reply messages per class (or per reply_type before reply classes exist), with their share."""
-    out = outcomes.groupby("reply_class", as_index=False).agg(
-        count_replies=("count_replies", "sum"), is_positive=("is_positive", "any")
+    counts: dict[str, int] = {}
+    positive: dict[str, bool] = {}
+    # plain Python, as daily_series
+    for reply_class, count, is_positive in zip(
+        outcomes["reply_class"], outcomes["count_replies"], outcomes["is_positive"], strict=True
+    ):
+        if pd.isna(reply_class):
+            continue
+        counts[reply_class] = counts.get(reply_class, 0) + (0 if pd.isna(count) else int(count))
+        positive[reply_class] = positive.get(reply_class, False) or (not pd.isna(is_positive) and bool(is_positive))
+    total = float(sum(counts.values()))
+    classes = sorted(counts, key=lambda c: (-counts[c], c))
+    return pd.DataFrame(
+        {
+            "reply_class": classes,
+            "count_replies": [counts[c] for c in classes],
+            "is_positive": [positive[c] for c in classes],
+            "pct_of_replies": [pct(float(counts[c]), total) for c in classes],
+        }
     )
-    total = float(out["count_replies"].sum())
-    out["pct_of_replies"] = [pct(float(n), total) for n in out["count_replies"]]
-    return out.sort_values(["count_replies", "reply_class"], ascending=[False, True]).reset_index(drop=True)
 
 
 def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
@@ -216,14 +282,33 @@ def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
 
     Over several workspaces the rate is the sends-weighted mean of theirs.
     """
-    frame = send_times.assign(_weighted=send_times["human_reply_rate"] * send_times["sends"])
-    cells = frame.groupby(["weekday", "hour"], as_index=False)[["sends", "replies", "_weighted"]].sum()
-    grid = pd.MultiIndex.from_product([range(1, 8), range(24)], names=["weekday", "hour"]).to_frame(index=False)
-    out = grid.merge(cells, on=["weekday", "hour"], how="left")
-    out[["sends", "replies"]] = out[["sends", "replies"]].fillna(0).astype("int64")
-    out["human_reply_rate"] = [
-        round(100.0 * w / s, 2) if s else float("nan")
-        for w, s in zip(out["_weighted"].fillna(0.0), out["sends"], strict=True)
-    ]
-    out["is_small"] = (out["sends"] > 0) & (out["sends"] < MIN_SAMPLE)
-    return out.drop(columns="_weighted")
+    sends: dict[tuple[int, int], int] = {}
+    replies: dict[tuple[int, int], int] = {}
+    weighted: dict[tuple[int, int], list[float]] = {}
+    # plain Python, as daily_series
+    for weekday, hour, count, replied, rate in zip(
+        *(send_times[c] for c in ("weekday", "hour", "sends", "replies", "human_reply_rate")), strict=True
+    ):
+        if pd.isna(weekday) or pd.isna(hour):
+            continue
+        cell = (int(weekday), int(hour))
+        count = 0 if pd.isna(count) else int(count)
+        sends[cell] = sends.get(cell, 0) + count
+        replies[cell] = replies.get(cell, 0) + (0 if pd.isna(replied) else int(replied))
+        if not pd.isna(rate):
+            weighted.setdefault(cell, []).append(float(rate) * count)
+    cells = [(weekday, hour) for weekday in range(1, 8) for hour in range(24)]
+    counts = [sends.get(cell, 0) for cell in cells]
+    return pd.DataFrame(
+        {
+            "weekday": [weekday for weekday, _ in cells],
+            "hour": [hour for _, hour in cells],
+            "sends": counts,
+            "replies": [replies.get(cell, 0) for cell in cells],
+            "human_reply_rate": [
+                round(100.0 * math.fsum(weighted.get(cell, ())) / n, 2) if n else math.nan
+                for cell, n in zip(cells, counts, strict=True)
+            ],
+            "is_small": [0 < n < MIN_SAMPLE for n in counts],
+        }
+    )

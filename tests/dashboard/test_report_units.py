@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import string
+from datetime import date
 
 import duckdb
 import pandas as pd
@@ -15,7 +17,17 @@ from dashboard.chart_style import Figure, day_ticks, empty, figure, update_axes
 from dashboard.charts import kpi_figure, variants_figure
 from dashboard.data import Features, ReportData
 from dashboard.errors import ReportError
-from dashboard.metrics import MIN_SAMPLE, pct, round2, send_time_grid, variant_rows
+from dashboard.metrics import (
+    MIN_SAMPLE,
+    daily_series,
+    kpi_tiles,
+    mailbox_series,
+    outcome_classes,
+    pct,
+    round2,
+    send_time_grid,
+    variant_rows,
+)
 from dashboard.page import Scope, _split_layout, figure_store, store_payload
 from dashboard.report import CHARTS
 
@@ -187,3 +199,87 @@ def test_workspace_shares_are_runs_of_about_as_many_scopes_with_every_row_once()
         for name in ("campaigns", *frames):
             assert pd.concat([getattr(s, name) for s in shares]).equals(getattr(data, name))
     assert len(data.workspace_shares(50)) == 6  # never more runs than workspaces
+
+
+def test_missing_values_read_as_the_tables_define_them() -> None:
+    """The metrics sum each scope's rows in plain Python: a missing key is left out, a missing count adds
+    nothing, an unobserved day's sends stay unknown, and a missing flag is no."""
+    day = [date(2026, 3, 1), date(2026, 3, 1), date(2026, 3, 3), None]
+    daily = daily_series(
+        pd.DataFrame(
+            {
+                "activity_date": day,
+                "count_sent": [5.0, math.nan, math.nan, 9.0],
+                "count_replies_received": [1, 2, 3, 4],
+                "count_positive_replies_received": [0, 1, 1, 1],
+            }
+        )
+    )
+    assert daily["activity_date"].tolist() == [date(2026, 3, 1), date(2026, 3, 2), date(2026, 3, 3)]
+    assert daily["count_sent"].tolist()[0] == 5.0 and all(math.isnan(v) for v in daily["count_sent"].tolist()[1:])
+    assert daily["count_replies_received"].tolist() == [3, 0, 3]
+    assert daily["count_positive_replies_received"].tolist() == [1, 0, 1]
+
+    outcomes = outcome_classes(
+        pd.DataFrame(
+            {
+                "reply_class": ["neutral", "positive", None, "negative", "positive"],
+                "count_replies": [2, 1, 7, 2, 0],
+                "is_positive": [False, True, True, False, False],
+            }
+        )
+    )
+    assert outcomes.to_dict("list") == {
+        "reply_class": ["negative", "neutral", "positive"],  # most replies first, then by name
+        "count_replies": [2, 2, 1],
+        "is_positive": [False, False, True],
+        "pct_of_replies": [40.0, 40.0, 20.0],
+    }
+
+    grid = send_time_grid(
+        pd.DataFrame(
+            {
+                "weekday": [1, 1, 1, 2],
+                "hour": [9, 9, 9, 10],
+                "sends": [30, 10, 5, 3],
+                "replies": [3, 1, 0, 1],
+                "human_reply_rate": [0.1, 0.4, math.nan, 1 / 3],
+            }
+        )
+    ).set_index(["weekday", "hour"])
+    assert len(grid) == 7 * 24 and grid["sends"].sum() == 48
+    assert grid.loc[(1, 9)].tolist() == [45, 4, round(100 * (0.1 * 30 + 0.4 * 10) / 45, 2), False]
+    assert grid.loc[(2, 10)].tolist() == [3, 1, 33.33, True] and math.isnan(grid.loc[(3, 0), "human_reply_rate"])
+
+    lines = mailbox_series(
+        pd.DataFrame(
+            {
+                "email_account_id": ["b", "a", "a"],
+                "mailbox_email": ["b@x.test", "a@x.test", "a@x.test"],
+                "activity_date": [date(2026, 3, 1), date(2026, 3, 2), date(2026, 3, 1)],
+                "reputation_score": [90.0, math.nan, 80.0],
+                "warmup_health_score": [70.0, 71.0, 72.0],
+                "max_utilisation_pct": [10.0, 20.0, 30.0],
+            }
+        )
+    )
+    reputation = lines[lines["metric"] == "reputation_score"]
+    assert list(zip(reputation["series"], reputation["activity_date"], strict=True)) == [
+        ("a@x.test", date(2026, 3, 1)),
+        ("b@x.test", date(2026, 3, 1)),
+    ]
+    assert lines["metric"].tolist() == sorted(lines["metric"]) and len(lines) == 8
+
+    mailboxes = pd.DataFrame(
+        {
+            "is_active": [True, None, True, True],
+            "reputation_score": [85.0, 95.0, math.nan, 85.0],
+            "is_warmup_enabled": [None, False, False, True],
+            "warmup_health_score": [math.nan, 90.0, 90.0, 60.0],
+        }
+    )
+    campaigns = pd.DataFrame(
+        {c: [1] for c in ("count_contacted", "count_replied", "count_positive_replies", "count_bounced")}
+    )
+    tiles = kpi_tiles(campaigns, mailboxes, Features()).set_index("key")
+    assert tiles.loc["mailboxes_healthy", "value"] == 1  # only the first: active, reputable, warmup off
