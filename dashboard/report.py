@@ -13,13 +13,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from dashboard import charts, metrics, workspace_charts
+from dashboard import charts, metrics, workspace_charts, workspace_metrics
 from dashboard.chart_style import Figure
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
 from dashboard.page import Chart, Scope, render_page
-from dashboard.workers import start_workers
+from dashboard.workers import Workers
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
 #: pandas and plotly), the time of some 100 scopes (2 cores, 2026-11-30: 503 scopes took 2.0 s on two workers, 2.5 s in
@@ -90,7 +90,7 @@ CHARTS: tuple[Chart, ...] = (
             f"Reputation, warmup health (mailboxes with warmup on) and utilisation per day "
             f"(reporting.mailbox_daily); more than {metrics.MAX_MAILBOX_LINES} mailboxes: their mean and range."
         ),
-        lambda d: workspace_charts.mailbox_figure(metrics.mailbox_series(d.mailbox_daily)),
+        lambda d: workspace_charts.mailbox_figure(workspace_metrics.mailbox_series(d.mailbox_daily)),
         workspace_grain=True,
     ),
     Chart(
@@ -104,7 +104,7 @@ CHARTS: tuple[Chart, ...] = (
             else "Share of leads who replied, by the UTC weekday and hour of their last contact "
             "(reporting.lead_engagement; send-time performance comes with a later models release)."
         ),
-        lambda d: workspace_charts.send_time_figure(metrics.send_time_grid(d.send_times), _rate_label(d)),
+        lambda d: workspace_charts.send_time_figure(workspace_metrics.send_time_grid(d.send_times), _rate_label(d)),
         workspace_grain=True,
     ),
 )
@@ -142,12 +142,10 @@ def scopes(data: ReportData, workers: int = 1) -> Iterator[Scope]:
         yield Scope("all", "", "", _figures(data, campaign=False))
         yield from _workspace_scopes(data)
         return
-    # leaving the block, on an error or a Ctrl-C here, terminates the workers mid-share
-    with start_workers(workers) as pool:
-        # a few runs per worker: one slow run does not leave the other workers idle at the end
-        drawn = pool.imap(_workspace_scopes, data.workspace_shares(SHARES_PER_WORKER * workers))
+    # a few runs per worker: one slow run does not leave the other workers idle at the end
+    with Workers(_workspace_scopes, data.workspace_shares(SHARES_PER_WORKER * workers), workers) as started:
         yield Scope("all", "", "", _figures(data, campaign=False))
-        for share in drawn:
+        for share in started.results():
             yield from share
 
 
@@ -162,7 +160,9 @@ def render_report(bi_path: str | Path) -> str:
 def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
     """Write the dashboard of the BI file to ``out_path`` (atomically: a reader never sees half a file).
 
-    Raises :class:`dashboard.errors.ReportError` with a one-line cause and fix.
+    Raises :class:`dashboard.errors.ReportError` with a one-line cause and fix. A page of ``PARALLEL_MIN_SCOPES``
+    scopes or more is drawn in spawned worker processes, which import the calling script again: a script calling
+    this needs Python's ``if __name__ == "__main__":`` guard, as for any ``multiprocessing``.
     """
     html = render_report(bi_path)
     out = Path(out_path)

@@ -39,12 +39,11 @@ from dashboard.metrics import (
     daily_series,
     funnel_stages,
     kpi_tiles,
-    mailbox_series,
     outcome_classes,
-    send_time_grid,
     variant_rows,
 )
 from dashboard.report import CHARTS, scopes
+from dashboard.workspace_metrics import mailbox_series, send_time_grid
 
 pytestmark = pytest.mark.timeout(240)
 ROOT = Path(__file__).resolve().parents[2]
@@ -367,13 +366,12 @@ def test_a_ctrl_c_stops_the_worker_processes_at_once_and_quietly(bi: Path) -> No
         from dashboard.data import load
         from dashboard.report import scopes
         drawn = scopes(load({str(bi)!r}), 2)
-        next(drawn)
-        time.sleep(3)  # the workers are up
+        next(drawn)  # "all" is drawn; the workers are starting
         try:
             print("drawing", flush=True)
             time.sleep(60)
         except KeyboardInterrupt:
-            time.sleep(1)  # a worker's traceback would be written by now
+            time.sleep(2)  # a worker's traceback would be written by now
             drawn.close()
             sys.exit(130)
         """

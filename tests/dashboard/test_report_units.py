@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import string
 from datetime import date
 
@@ -21,15 +23,15 @@ from dashboard.metrics import (
     MIN_SAMPLE,
     daily_series,
     kpi_tiles,
-    mailbox_series,
     outcome_classes,
     pct,
     round2,
-    send_time_grid,
     variant_rows,
 )
 from dashboard.page import Scope, _split_layout, figure_store, store_payload
 from dashboard.report import CHARTS
+from dashboard.workers import Workers
+from dashboard.workspace_metrics import mailbox_series, send_time_grid
 
 
 @pytest.mark.parametrize(("part", "whole"), [(21, 160), (6, 217), (1, 3), (107, 4000), (0, 5)])
@@ -283,3 +285,19 @@ def test_missing_values_read_as_the_tables_define_them() -> None:
     )
     tiles = kpi_tiles(campaigns, mailboxes, Features()).set_index("key")
     assert tiles.loc["mailboxes_healthy", "value"] == 1  # only the first: active, reputable, warmup off
+
+
+def test_workers_return_results_in_order_raise_errors_as_themselves_and_report_a_dead_one() -> None:
+    before = set(multiprocessing.active_children())
+    with Workers(abs, [-1, -2, 3, -4, 5], 2) as workers:
+        assert list(workers.results()) == [1, 2, 3, 4, 5]
+    with Workers(int, ["1", "x", "3"], 2) as workers, pytest.raises(ValueError, match="'x'"):
+        list(workers.results())
+    with (
+        Workers(os._exit, [3], 1) as workers,
+        pytest.raises(ReportError, match="exited with code 3 before it finished"),
+    ):
+        list(workers.results())  # no result ever comes: reported, not waited for
+    with Workers(abs, list(range(-100, 0)), 2) as workers:
+        next(workers.results())  # left early: the block terminates them
+    assert set(multiprocessing.active_children()) == before
