@@ -18,7 +18,7 @@ def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
     metrics = ["reputation_score", "warmup_health_score", "max_utilisation_pct"]
     mailboxes = mailbox_daily["email_account_id"].nunique()
     if mailboxes <= MAX_MAILBOX_LINES:
-        # plain Python, as metrics.daily_series; sorted as below (a stable sort: a tie keeps its order, missing names last)
+        # plain Python, as metrics.daily_series; sorted as below (stable: a tie keeps its order; missing names last)
         lines = sorted(
             (
                 (series, day, metric, float(value), math.nan, math.nan)
