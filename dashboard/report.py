@@ -22,8 +22,8 @@ from dashboard.page import Chart, Scope, render_page
 from dashboard.workers import Workers
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
-#: pandas and plotly), the time of some 100 scopes (2 cores, 2026-11-30: 503 scopes took 2.0 s on two workers, 2.5 s in
-#: one process).
+#: pandas and plotly), the time of some 100 scopes (by hand, 2 cores, 2026-11-30: at 503 scopes two workers took
+#: 2.0 to 2.7 s, one process 2.5 to 2.7 s).
 PARALLEL_MIN_SCOPES = 500
 MAX_WORKERS = 4
 SHARES_PER_WORKER = 4
@@ -131,7 +131,8 @@ def workers_for(data: ReportData) -> int:
     ``MAX_WORKERS``."""
     if 1 + len(data.workspaces) + len(data.campaigns) < PARALLEL_MIN_SCOPES:
         return 1
-    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # Linux, or others
+    return max(1, min(MAX_WORKERS, cpus or 1))
 
 
 def scopes(data: ReportData, workers: int = 1) -> Iterator[Scope]:
@@ -142,7 +143,7 @@ def scopes(data: ReportData, workers: int = 1) -> Iterator[Scope]:
         yield Scope("all", "", "", _figures(data, campaign=False))
         yield from _workspace_scopes(data)
         return
-    # a few runs per worker: one slow run does not leave the other workers idle at the end
+    # a few runs per worker, dealt in turn: the workers' loads even out
     with Workers(_workspace_scopes, data.workspace_shares(SHARES_PER_WORKER * workers), workers) as started:
         yield Scope("all", "", "", _figures(data, campaign=False))
         for share in started.results():
