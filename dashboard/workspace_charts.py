@@ -47,21 +47,28 @@ def mailbox_figure(series: pd.DataFrame) -> Figure:
         return empty(fig, "no mailbox history yet")
     names = list(dict.fromkeys(series["series"]))
     palette = [BLUE, GREEN, RED, GOLD, "#7b5ea7", AMBER, DARK, "#2aa1b3"]
-    lines = dict(iter(series.groupby(["metric", "series"], sort=False)))  # one split, not a filter per line
+    lines: dict[tuple[Any, Any], dict[str, list[Any]]] = {}  # one pass in plain Python, not a filter per line
+    columns = (series[c] for c in ("series", "activity_date", "metric", "value", "low", "high"))
+    for name, day, metric, value, low, high in zip(*columns, strict=True):
+        if pd.isna(name) or pd.isna(metric):
+            continue  # as pandas' grouping leaves them out
+        points = lines.setdefault((metric, name), {"days": [], "value": [], "low": [], "high": []})
+        for key, item in (("days", str(day)), ("value", value), ("low", low), ("high", high)):
+            points[key].append(item)
     for row, (metric, _) in enumerate(_MAILBOX_METRICS, start=1):
         axes = {"type": "scatter", "xaxis": f"x{row if row > 1 else ''}", "yaxis": f"y{row if row > 1 else ''}"}
         for index, name in enumerate(names):
             line = lines.get((metric, name))
             if line is None:
                 continue
-            days = [str(day) for day in line["activity_date"]]
+            days = line["days"]
             colour = palette[index % len(palette)]
-            if line["high"].notna().any():
+            if not all(pd.isna(high) for high in line["high"]):
                 fig["data"] += [
                     {
                         **axes,
                         "x": days,
-                        "y": line["high"].tolist(),
+                        "y": line["high"],
                         "mode": "lines",
                         "line": {"width": 0},
                         "showlegend": False,
@@ -71,7 +78,7 @@ def mailbox_figure(series: pd.DataFrame) -> Figure:
                     {
                         **axes,
                         "x": days,
-                        "y": line["low"].tolist(),
+                        "y": line["low"],
                         "mode": "lines",
                         "line": {"width": 0},
                         "fill": "tonexty",
@@ -85,7 +92,7 @@ def mailbox_figure(series: pd.DataFrame) -> Figure:
                 {
                     **axes,
                     "x": days,
-                    "y": line["value"].tolist(),
+                    "y": line["value"],
                     "mode": "lines+markers",
                     "name": name,
                     "line": {"color": colour, "width": 2},
@@ -110,10 +117,8 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
         return empty(fig, "no sends yet")
 
     def cells(column: str) -> list[list[Any]]:  # one row per weekday, Monday first, one value per hour
-        rows: list[list[Any]] = (
-            grid.pivot(index="weekday", columns="hour", values=column).reindex(range(1, 8)).to_numpy().tolist()
-        )
-        return rows
+        values = dict(zip(zip(grid["weekday"], grid["hour"], strict=True), grid[column].tolist(), strict=True))
+        return [[values.get((weekday, hour)) for hour in range(24)] for weekday in range(1, 8)]
 
     rates, sends, small = cells("human_reply_rate"), cells("sends"), cells("is_small")
     z = [
