@@ -58,6 +58,11 @@ def pct(numerator: float, denominator: float) -> float | None:
     return round(100.0 * numerator / denominator, 2) if denominator else None
 
 
+def as_count(value: Any) -> int:
+    """A count as pandas sums it: a missing one (None, NaN, NA) adds 0."""
+    return 0 if pd.isna(value) else int(value)
+
+
 def _yes(value: Any) -> bool:
     """True as pandas' ``fillna(False)`` reads a value: a missing one (None, NaN, NA) is False."""
     return not pd.isna(value) and bool(value)
@@ -134,7 +139,7 @@ def daily_series(daily: pd.DataFrame) -> pd.DataFrame:
             continue
         known = replies.setdefault(day, [0, 0])
         for i, count in enumerate(counts):
-            known[i] += 0 if pd.isna(count) else int(count)
+            known[i] += as_count(count)
         if not pd.isna(count_sent):
             sent[day] = sent.get(day, 0.0) + float(count_sent)
     if not replies:
@@ -165,7 +170,7 @@ def variant_rows(variants: pd.DataFrame, campaigns: pd.DataFrame) -> pd.DataFram
     sent: dict[str, int] = {}  # the messages each A/B campaign sent (plain Python, as daily_series)
     for (campaign_id, is_ab, _), count in zip(keys, variants["count_sent"], strict=True):
         if is_ab and not pd.isna(campaign_id):
-            sent[campaign_id] = sent.get(campaign_id, 0) + (0 if pd.isna(count) else int(count))
+            sent[campaign_id] = sent.get(campaign_id, 0) + as_count(count)
     # most sent first, ties in campaign order; an A/B campaign that sent nothing yet has no rates: no empty rows
     ranked = [c for c in sorted(sorted(sent), key=lambda c: -sent[c]) if sent[c] > 0]
     order = {campaign_id: i for i, campaign_id in enumerate(ranked[:MAX_AB_CAMPAIGNS])}
@@ -221,7 +226,7 @@ def outcome_classes(outcomes: pd.DataFrame) -> pd.DataFrame:
     ):
         if pd.isna(reply_class):
             continue
-        counts[reply_class] = counts.get(reply_class, 0) + (0 if pd.isna(count) else int(count))
+        counts[reply_class] = counts.get(reply_class, 0) + as_count(count)
         positive[reply_class] = positive.get(reply_class, False) or (not pd.isna(is_positive) and bool(is_positive))
     total = float(sum(counts.values()))
     classes = sorted(counts, key=lambda c: (-counts[c], c))

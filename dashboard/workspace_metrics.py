@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from dashboard.metrics import MAX_MAILBOX_LINES, MIN_SAMPLE, round2
+from dashboard.metrics import MAX_MAILBOX_LINES, MIN_SAMPLE, as_count, round2
 
 
 def mailbox_series(mailbox_daily: pd.DataFrame) -> pd.DataFrame:
@@ -68,9 +68,9 @@ def send_time_grid(send_times: pd.DataFrame) -> pd.DataFrame:
         if pd.isna(weekday) or pd.isna(hour):
             continue
         cell = (int(weekday), int(hour))
-        count = 0 if pd.isna(count) else int(count)
+        count = as_count(count)
         sends[cell] = sends.get(cell, 0) + count
-        replies[cell] = replies.get(cell, 0) + (0 if pd.isna(replied) else int(replied))
+        replies[cell] = replies.get(cell, 0) + as_count(replied)
         if not pd.isna(rate):
             weighted.setdefault(cell, []).append(float(rate) * count)
     cells = [(weekday, hour) for weekday in range(1, 8) for hour in range(24)]
