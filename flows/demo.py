@@ -113,10 +113,8 @@ def run_demo(scale: str = DEFAULT_SCALE, duckdb_path: str | Path | None = None) 
 
 def _stopped(demo: Demo, number: int) -> NoReturn:
     """Say where a signal stopped the demo (its services are stopped by then) and exit as shells report it."""
-    from flows.prefect_api import configured_api_url
-
     where = f"during {demo.step}" if demo.step else "before its first step"
-    started = "sandbox" if configured_api_url() else "sandbox, Prefect server"  # a configured API is not ours
+    started = "sandbox" if demo.prefect_configured else "sandbox, Prefect server"  # a configured API is not ours
     sys.stderr.write(
         f"error: demo interrupted by {signal.Signals(number).name} {where}: every process it started ({started}) "
         "is stopped; run `outreach demo` again to start over (it replaces its own files)\n"
@@ -134,6 +132,7 @@ class Demo:
     sandbox: Any = None
     refs: list[str] = field(default_factory=list)
     prefect_temporary: bool = False
+    prefect_configured: bool = False  # PREFECT_API_URL names a server: the demo uses it and starts none
     alert_sink: Any = None  # the local JSON webhook the alerts notify (flows.demo_alerts)
     step: str = ""  # the step running now, as its title says it ("[2/5] full sync of ...")
 
@@ -153,15 +152,21 @@ def step(demo: Demo, title: str) -> Iterator[None]:
     _say(f"  done in {time.monotonic() - started:.1f} s")
 
 
-def start_sandbox(scale: str) -> Any:
-    """The sandbox in a process of its own: it serves while this process syncs (two cores, not one)."""
+def start_sandbox(sandbox: Any) -> Any:
+    """Start the demo's sandbox (`new_sandbox`), in a process of its own: it serves while this process syncs (two
+    cores, not one)."""
     from pipelines.core.errors import OutreachError
-    from sandbox.server import SandboxProcess
 
     try:
-        return SandboxProcess(scale=scale, rate_limit=DEMO_RATE_LIMIT).start()
+        return sandbox.start()
     except (RuntimeError, TimeoutError) as exc:  # its own error output, above, says more
         raise OutreachError(f"the demo's sandbox did not start ({exc}): rerun `outreach demo`") from None
+
+
+def new_sandbox(scale: str) -> Any:
+    from sandbox.server import SandboxProcess
+
+    return SandboxProcess(scale=scale, rate_limit=DEMO_RATE_LIMIT)
 
 
 #: What the later steps import (the sync flow with dlt, the build with dbt: seconds of one core), imported while
@@ -179,30 +184,36 @@ def import_ahead() -> None:
             logger.debug("import ahead of %s failed; its step imports it again", module, exc_info=True)
 
 
-#: What the sandbox's start and the Prefect API's start import, imported by this thread before the thread beside
-#: it starts: two threads importing modules of one package at once can deadlock on the package's import cycles
-#: (Python then raises _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
+#: What the sandbox's start imports, imported by this thread before the thread that starts it: two threads
+#: importing modules of one package at once can deadlock on the package's import cycles (Python then raises
+#: _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
 SANDBOX_IMPORTS = ("sandbox.server",)
-PREFECT_IMPORTS = ("prefect.settings", "prefect.context")
 
 
 def start_services(demo: Demo, stack: ExitStack) -> None:
-    """Start the sandbox (building its data) and import what the later steps need while the Prefect API starts;
-    the services stop with ``stack``."""
-    from flows.prefect_api import prefect_api
+    """Start the sandbox (building its data) in a thread, and the Prefect API; import what the later steps need
+    while the API's server starts. The services stop with ``stack``. The imports are this thread's, so a Ctrl-C
+    stops them too (one in a thread of its own ran on, and an exit waited seconds for it); the sandbox is ended
+    wherever its start is."""
+    from flows.prefect_api import configured_api_url, prefect_api
 
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="demo-start") as pool:
-        for module in SANDBOX_IMPORTS:
-            importlib.import_module(module)
-        starting = pool.submit(start_sandbox, demo.scale)
+    for module in SANDBOX_IMPORTS:
+        importlib.import_module(module)
+    sandbox = new_sandbox(demo.scale)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-sandbox") as pool:
+        starting = pool.submit(start_sandbox, sandbox)
         try:
-            for module in PREFECT_IMPORTS:
-                importlib.import_module(module)
-            pool.submit(import_ahead)
-            api = stack.enter_context(prefect_api(ui=False))
-        finally:  # the sandbox is stopped even when the Prefect API did not start
-            demo.sandbox = starting.result()
-            stack.callback(demo.sandbox.stop)
+            demo.prefect_configured = configured_api_url() is not None
+            api = stack.enter_context(prefect_api(ui=False, while_starting=import_ahead))
+            if not api.temporary:  # no server to wait for: the sandbox's start, then
+                import_ahead()
+        except BaseException:  # Ctrl-C included
+            sandbox.cancel()
+            starting.exception()  # its start fails at once on the ended process: that says nothing new
+            sandbox.stop()  # and a sandbox whose start had returned is stopped as any
+            raise
+        demo.sandbox = starting.result()
+    stack.callback(demo.sandbox.stop)
     demo.prefect_temporary = api.temporary
     # the deliverability scenario opens real incidents; their notifications go to a local JSON webhook
     demo.sandbox.apply_scenario(demo_alerts.SCENARIO)

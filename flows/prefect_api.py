@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,15 +103,21 @@ def _last_log_line(path: Path) -> str:
     return lines[-1] if lines else ""
 
 
-def start_local_server(home: Path, *, port: int | None = None, ui: bool = True) -> LocalServer:
+def start_local_server(
+    home: Path, *, port: int | None = None, ui: bool = True, while_starting: Callable[[], None] | None = None
+) -> LocalServer:
     """Start ``prefect server start`` with its home (and SQLite database) in ``home``; wait until healthy.
 
     Without ``port``, a free one; if another process takes it before the server binds it, another port.
+    ``while_starting`` runs once the server's process is started, before its health is polled: this process's
+    own work (its imports) meanwhile. An error there, Ctrl-C included, stops the server as any failed start.
     """
-    return start_on_a_port(lambda chosen: _start_local_server(home, chosen, ui), port, PrefectServerError)
+    return start_on_a_port(
+        lambda chosen: _start_local_server(home, chosen, ui, while_starting), port, PrefectServerError
+    )
 
 
-def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
+def _start_local_server(home: Path, port: int, ui: bool, while_starting: Callable[[], None] | None) -> LocalServer:
     # None of the user's Prefect settings (a database URL of their own server, a profile): defaults in `home`.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     env.update(
@@ -135,6 +141,8 @@ def _start_local_server(home: Path, port: int, ui: bool) -> LocalServer:
                 start_new_session=True,
             )
             server = LocalServer(process=process, home=home, port=port)
+        if while_starting is not None:
+            while_starting()
         return _wait_healthy(server, template)
     except BaseException:  # Ctrl-C included: a server that did not start is not left running
         if server is not None:
@@ -237,8 +245,9 @@ def process_environment(updates: dict[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def prefect_api(*, ui: bool = True) -> Iterator[PrefectApi]:
-    """Yield the API to use: the configured one, else a temporary local server's for the block's duration."""
+def prefect_api(*, ui: bool = True, while_starting: Callable[[], None] | None = None) -> Iterator[PrefectApi]:
+    """Yield the API to use: the configured one, else a temporary local server's for the block's duration
+    (``while_starting``: as `start_local_server` takes it; not run for a configured API)."""
     configured = configured_api_url()
     if configured:
         yield PrefectApi(url=configured, temporary=False)
@@ -246,7 +255,7 @@ def prefect_api(*, ui: bool = True) -> Iterator[PrefectApi]:
     home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
     server: LocalServer | None = None
     try:
-        server = start_local_server(home, ui=ui)
+        server = start_local_server(home, ui=ui, while_starting=while_starting)
         with process_environment({"PREFECT_API_URL": server.api_url}):
             try:
                 yield PrefectApi(url=server.api_url, temporary=True)

@@ -193,6 +193,7 @@ class SandboxProcess(ControlClient):
         self.start_timeout = start_timeout
         self.url = ""
         self.proc: subprocess.Popen[str] | None = None
+        self._cancelled = False
 
     @property
     def pid(self) -> int | None:
@@ -214,6 +215,8 @@ class SandboxProcess(ControlClient):
         )
         assert self.proc.stdout is not None
         try:
+            if self._cancelled:
+                raise RuntimeError("cancelled")
             line = self.proc.stdout.readline()  # the one "listening on" line (blocks while the data is built)
             match = re.search(r"listening on (http://\S+?)/api/v1", line)
             if not match:
@@ -224,6 +227,14 @@ class SandboxProcess(ControlClient):
             self.stop()
             raise
         return self
+
+    def cancel(self) -> None:
+        """From another thread than the one in `start`: end the sandbox process now. A `start` under way then fails
+        at once (on the process's closed output) instead of returning once the data is built, and stops it."""
+        self._cancelled = True
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
 
     def stop(self) -> None:
         self._close_http()
