@@ -17,7 +17,8 @@ REV`` the same BI file is also written by the ``dashboard`` package of git revis
 checkout's (``--write-runs`` each): ``write_vs_baseline`` is the ratio of their medians, one run's before and after.
 
 Render time: wall clock from navigation to the page's "every chart drawn" signal, median of
-``--runs`` loads (each in a new tab of one browser; the first load is also reported). Limits (a
+``--runs`` loads (each in a new tab of one browser; the first load is also reported; with ``--baseline``, REV's
+page too, in turn with this one's: ``render_vs_baseline``). Limits (a
 dashboard a reader opens from a mail or a share): under 10 MB and under 3 s; the exit status is 1 when either
 is exceeded.
 """
@@ -111,37 +112,42 @@ def _write_times(bi: Path, workdir: Path, runs: int, baseline: str | None) -> tu
 
 
 def _plotly_only_page(path: Path) -> Path:
-    """The baseline: plotly.js inlined and one small chart, drawn and flagged like the report."""
-    from plotly.offline import get_plotlyjs
+    """The baseline: the report's plotly.js inlined and one small chart, drawn and flagged like the report."""
+    from dashboard.page import plotly_js
 
     path.write_text(
         "<!doctype html><html><head><meta charset='utf-8'></head><body><div id='c'></div>"
-        f"<script>{get_plotlyjs()}</script><script>Plotly.newPlot('c', [{{type: 'bar', x: [1, 2], y: [3, 4]}}])"
+        f"<script>{plotly_js()}</script><script>Plotly.newPlot('c', [{{type: 'bar', x: [1, 2], y: [3, 4]}}])"
         ".then(function () { document.body.dataset.rendered = 'true'; });</script></body></html>",
         encoding="utf-8",
     )
     return path
 
 
-def _render(browser: HeadlessChromium, page: Path, runs: int) -> dict[str, Any]:
-    seconds: list[float] = []
-    in_page_ms: list[float] = []
-    errors: list[str] = []
+def _render(browser: HeadlessChromium, pages: list[Path], runs: int) -> list[dict[str, Any]]:
+    """Each page loaded `runs` times, the pages in turn (so the machine's load falls on each alike)."""
+    seconds: list[list[float]] = [[] for _ in pages]
+    in_page_ms: list[list[float]] = [[] for _ in pages]
+    errors: list[list[str]] = [[] for _ in pages]
     for _ in range(runs):
-        opened = browser.open(page, ready=READY, timeout_s=60)
-        errors += opened.console_errors + [f"outside request {url}" for url in opened.outside_requests]
-        render_error = opened.evaluate("document.body.dataset.renderError")
-        if render_error:
-            errors.append(str(render_error))
-        seconds.append(opened.seconds_to_ready)
-        in_page_ms.append(float(opened.evaluate("window.reportRenderMs || performance.now()")))
-        opened.page.close()
-    return {
-        "first_s": round(seconds[0], 3),
-        "median_s": round(statistics.median(seconds), 3),
-        "in_page_median_ms": round(statistics.median(in_page_ms), 1),
-        "errors": errors,
-    }
+        for index, page in enumerate(pages):
+            opened = browser.open(page, ready=READY, timeout_s=60)
+            errors[index] += opened.console_errors + [f"outside request {url}" for url in opened.outside_requests]
+            render_error = opened.evaluate("document.body.dataset.renderError")
+            if render_error:
+                errors[index].append(str(render_error))
+            seconds[index].append(opened.seconds_to_ready)
+            in_page_ms[index].append(float(opened.evaluate("window.reportRenderMs || performance.now()")))
+            opened.page.close()
+    return [
+        {
+            "first_s": round(seconds[index][0], 3),
+            "median_s": round(statistics.median(seconds[index]), 3),
+            "in_page_median_ms": round(statistics.median(in_page_ms[index]), 1),
+            "errors": errors[index],
+        }
+        for index in range(len(pages))
+    ]
 
 
 def main() -> int:
@@ -179,18 +185,27 @@ def main() -> int:
         report, written = _write_times(bi_path_for(warehouse), workdir, args.write_runs, args.baseline)
         result.update(written)
         size = report.stat().st_size
-        from plotly.offline import get_plotlyjs
+        from dashboard.page import plotly_js
 
-        plotly_bytes = len(get_plotlyjs().encode("utf-8"))
+        plotly_bytes = len(plotly_js().encode("utf-8"))
         result.update(
             size_mb=round(size / 2**20, 2),
             plotly_js_mb=round(plotly_bytes / 2**20, 2),
             size_vs_plotly_js=round(size / plotly_bytes, 2),
         )
         baseline = _plotly_only_page(workdir / "plotly_only.html")
+        theirs = workdir / "report_baseline.html"
         with HeadlessChromium(workdir / "profile") as browser:
-            result["plotly_only"] = _render(browser, baseline, args.runs)
-            result["report"] = _render(browser, report, args.runs)
+            if args.baseline:
+                result["plotly_only"], result["report"], result["baseline_report"] = _render(
+                    browser, [baseline, report, theirs], args.runs
+                )
+                result["render_vs_baseline"] = round(
+                    result["report"]["median_s"] / result["baseline_report"]["median_s"], 3
+                )
+                result["baseline_size_mb"] = round(theirs.stat().st_size / 2**20, 2)
+            else:
+                result["plotly_only"], result["report"] = _render(browser, [baseline, report], args.runs)
             shot = browser.open(report, ready=READY, timeout_s=60)
             OUT_DIR.mkdir(parents=True, exist_ok=True)
             shot.page.screenshot(path=str(OUT_DIR / "report_scale.png"), full_page=True)
@@ -200,15 +215,15 @@ def main() -> int:
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    against = (
-        f" ({result['write_vs_baseline']}x {result['baseline_rev']}'s {result['baseline_write_s']} s)"
-        if "baseline_rev" in result
-        else ""
-    )
+    against, drawn_against = "", ""
+    if "baseline_rev" in result:
+        against = f" ({result['write_vs_baseline']}x {result['baseline_rev']}'s {result['baseline_write_s']} s)"
+        drawn_against = f", {result['render_vs_baseline']}x {result['baseline_report']['median_s']} s for its page"
     print(
         f"report: {result['size_mb']} MB ({result['size_vs_plotly_js']}x plotly.js alone), written in "
         f"{result['write_s']} s{against}, rendered in {result['report']['median_s']} s median "
-        f"({result['render_vs_plotly_only']}x a plotly.js-only page); screenshot {OUT_DIR / 'report_scale.png'}",
+        f"({result['render_vs_plotly_only']}x a plotly.js-only page{drawn_against}); screenshot "
+        f"{OUT_DIR / 'report_scale.png'}",
         file=sys.stderr,
     )
     print(json.dumps(result))

@@ -26,7 +26,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import psutil
 import pytest
-from plotly.offline import get_plotlyjs
 from plotly.utils import PlotlyJSONEncoder
 from test_report_support import embedded_store, sql, synthetic_bi
 
@@ -42,6 +41,7 @@ from dashboard.metrics import (
     outcome_classes,
     variant_rows,
 )
+from dashboard.page import PLOTLY_TRACES, plotly_js
 from dashboard.report import CHARTS, scopes
 from dashboard.workspace_metrics import mailbox_series, send_time_grid
 
@@ -397,15 +397,19 @@ def test_a_ctrl_c_stops_the_worker_processes_at_once_and_quietly(bi: Path) -> No
 @pytest.mark.parametrize("which", ["bi", "old_bi"])
 def test_every_figure_of_every_scope_is_one_plotly_accepts(which: str, request: pytest.FixtureRequest) -> None:
     """The charts write plotly's JSON form themselves; plotly's figure objects validate every property and value
-    of it (a ValueError naming the property otherwise), for the newer marts' columns and the fallbacks."""
+    of it (a ValueError naming the property otherwise), for the newer marts' columns and the fallbacks. Every
+    trace is of a type the page's plotly.js has (it has only those: dashboard/page.py PLOTLY_TRACES)."""
     kinds: dict[str, set[str]] = {chart.key: set() for chart in CHARTS}
+    types: set[str] = set()
     for scope in scopes(load(request.getfixturevalue(which))):
         for key, figure in scope.figures.items():
             go.Figure(figure)
+            types.update(trace["type"] for trace in figure["data"])
             empty = any("visible" in axis for name, axis in figure["layout"].items() if "axis" in name)
             kinds[key].add("empty" if empty else "drawn")
     assert all("drawn" in drawn for drawn in kinds.values()), kinds  # every chart drew data somewhere
     assert "empty" in kinds["variants"]  # and a campaign without an A/B test shows its empty state
+    assert types == set(PLOTLY_TRACES)  # none missing from the bundle, and none in it for nothing
 
 
 def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Path) -> None:
@@ -415,7 +419,7 @@ def test_page_is_self_contained_and_ships_aggregates_only(bi: Path, tmp_path: Pa
     refs.feed(page)
     assert refs.refs == []  # no src, href or action at all: nothing can be fetched
     assert refs.scripts == [{}, {"type": "application/gzip", "id": "report-data"}, {}]  # inline only
-    assert page.count(get_plotlyjs()[:500]) == 1  # plotly.js inlined once
+    assert page.count(plotly_js()[:500]) == 1  # plotly.js inlined once
     assert "<link" not in page and "@import" not in page
 
     store = embedded_store(page)
