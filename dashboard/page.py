@@ -53,7 +53,7 @@ class Scope:
 
 
 #: The trace types the charts use: assets/plotly.min.js is plotly.js with these only (devtools/plotly_bundle.py
-#: builds it; a browser draws the page in about half the time it takes with all of plotly.js)
+#: builds it): all of plotly.js was most of what a browser parsed and ran before it drew (dashboard/README.md)
 PLOTLY_TRACES = ("bar", "scatter", "heatmap", "funnel", "indicator")
 
 

@@ -1,6 +1,6 @@
 """Build dashboard/assets/plotly.min.js: plotly.js with only the trace types the dashboard draws.
 
-The report inlines plotly.js in every page, and parsing and running all of plotly.js (4.8 MB, every trace type,
+The report inlines plotly.js in every page, and parsing and running all of plotly.js (4.59 MB, every trace type,
 maps and WebGL included) was most of the time a browser took to draw the page: no bundle that plotly.js publishes
 has all of bar, scatter, heatmap, funnel and indicator. This one is plotly.js's own documented way to a smaller
 bundle ("partial bundles": `plotly.js/lib/core` with the trace modules registered), built with esbuild, of the
