@@ -192,9 +192,9 @@ SANDBOX_IMPORTS = ("sandbox.server",)
 
 def start_services(demo: Demo, stack: ExitStack) -> None:
     """Start the sandbox (building its data) in a thread, and the Prefect API; import what the later steps need
-    while the API's server starts. The services stop with ``stack``. The imports are this thread's, so a Ctrl-C
-    stops them too (one in a thread of its own ran on, and an exit waited seconds for it); the sandbox is ended
-    wherever its start is."""
+    while the API's server starts. The services stop with ``stack``. The imports run in this thread, where a
+    Ctrl-C stops them (a process waits for its other threads to end before it exits), and a Ctrl-C ends the
+    sandbox wherever its start is."""
     from flows.prefect_api import configured_api_url, prefect_api
 
     for module in SANDBOX_IMPORTS:
@@ -205,7 +205,7 @@ def start_services(demo: Demo, stack: ExitStack) -> None:
         try:
             demo.prefect_configured = configured_api_url() is not None
             api = stack.enter_context(prefect_api(ui=False, while_starting=import_ahead))
-            if not api.temporary:  # no server to wait for: the sandbox's start, then
+            if not api.temporary:  # no server of ours started: the imports overlap the sandbox's start only
                 import_ahead()
         except BaseException:  # Ctrl-C included
             sandbox.cancel()

@@ -487,7 +487,7 @@ def test_the_demo_imports_ahead_past_a_module_that_fails(monkeypatch: pytest.Mon
     assert "outreach_ahead_probe" in sys.modules and "outreach_ahead_broken" not in sys.modules
 
 
-def test_the_demo_imports_ahead_in_its_own_thread_while_the_server_starts_and_a_failed_start_ends_the_sandbox(
+def test_the_demo_imports_ahead_in_the_main_thread_while_the_server_starts_and_a_failed_start_ends_the_sandbox(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The sandbox's modules are imported by the main thread before the thread that starts it (two threads
