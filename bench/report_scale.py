@@ -72,6 +72,10 @@ def _build_models(warehouse: Path) -> None:
         raise SystemExit("the models' data tests failed on the bench warehouse")
 
 
+#: where the baseline revision's report is written, beside this checkout's report.html
+BASELINE_PAGE = "report_baseline.html"
+
+
 def _timed_write(bi: Path, out: Path, tree: Path = ROOT) -> float:
     """Seconds ``write_report`` takes in a process of its own whose ``dashboard`` package is the one in `tree`."""
     code = (
@@ -99,7 +103,7 @@ def _write_times(bi: Path, workdir: Path, runs: int, baseline: str | None) -> tu
         for _ in range(runs):
             ours.append(_timed_write(bi, report, ROOT))
             if tree is not None:
-                theirs.append(_timed_write(bi, workdir / "report_baseline.html", tree))
+                theirs.append(_timed_write(bi, workdir / BASELINE_PAGE, tree))
     result: dict[str, Any] = {"write_s": round(statistics.median(ours), 2), "write_runs_s": [round(s, 2) for s in ours]}
     if theirs:
         result.update(
@@ -194,7 +198,7 @@ def main() -> int:
             size_vs_plotly_js=round(size / plotly_bytes, 2),
         )
         baseline = _plotly_only_page(workdir / "plotly_only.html")
-        theirs = workdir / "report_baseline.html"
+        theirs = workdir / BASELINE_PAGE
         with HeadlessChromium(workdir / "profile") as browser:
             if args.baseline:
                 result["plotly_only"], result["report"], result["baseline_report"] = _render(
