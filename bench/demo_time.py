@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.peak import children_cpu_s
+from flows.demo_services import DEMO_RATE_LIMIT  # the demo's figure, sandbox and client alike
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
-DEMO_RATE_LIMIT = 6000  # flows/demo.py's figure, sandbox and client alike
 DAY_S = 86_400
 SYNC_LINE = re.compile(r"(full|quick) sync done in ([\d.]+) s\b.*?(\d+) requests")
 STEP_LINE = re.compile(r"^\[(\d+)/\d+\] (.*?) \.\.\.$")

@@ -227,7 +227,7 @@ def outcome_classes(outcomes: pd.DataFrame) -> pd.DataFrame:
         if pd.isna(reply_class):
             continue
         counts[reply_class] = counts.get(reply_class, 0) + as_count(count)
-        positive[reply_class] = positive.get(reply_class, False) or (not pd.isna(is_positive) and bool(is_positive))
+        positive[reply_class] = positive.get(reply_class, False) or _yes(is_positive)
     total = float(sum(counts.values()))
     classes = sorted(counts, key=lambda c: (-counts[c], c))
     return pd.DataFrame(

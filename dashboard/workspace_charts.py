@@ -116,8 +116,10 @@ def send_time_figure(grid: pd.DataFrame, rate_label: str) -> Figure:
     if int(grid["sends"].sum()) == 0:
         return empty(fig, "no sends yet")
 
+    keys = list(zip(grid["weekday"], grid["hour"], strict=True))
+
     def cells(column: str) -> list[list[Any]]:  # one row per weekday, Monday first, one value per hour
-        values = dict(zip(zip(grid["weekday"], grid["hour"], strict=True), grid[column].tolist(), strict=True))
+        values = dict(zip(keys, grid[column].tolist(), strict=True))
         return [[values.get((weekday, hour)) for hour in range(24)] for weekday in range(1, 8)]
 
     rates, sends, small = cells("human_reply_rate"), cells("sends"), cells("is_small")

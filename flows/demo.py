@@ -14,7 +14,6 @@ figure) so the demo takes seconds, not the minutes 120 requests a minute would n
 from __future__ import annotations
 
 import importlib
-import logging
 import signal
 import sys
 import time
@@ -25,16 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
-from flows import demo_alerts, stages
+from flows import demo_alerts, demo_services, stages
+from flows.demo_services import DEMO_RATE_LIMIT
 from flows.demo_warehouse import demo_pipelines_dir, next_steps, prepare_warehouse
 from flows.shell import command, shown_path
 from pipelines.core.deadline import EXIT_CODES
-from pipelines.core.errors import ConfigError
 from pipelines.warehouse import demo_guard
 
-logger = logging.getLogger(__name__)
-
-DEMO_RATE_LIMIT = 6000  # requests a minute, sandbox and client alike
 DEFAULT_SCALE = "small"
 SIMULATED_DAY_S = 86_400
 
@@ -43,29 +39,6 @@ def _say(text: str = "") -> None:
     """Demo output is the command's output: straight to stdout."""
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def sandbox_workspace_ids(keys: list[dict[str, Any]]) -> list[str]:
-    """The workspace ids the sandbox lists at /_sandbox/keys."""
-    return sorted({str(entry["workspace_id"]) for entry in keys})
-
-
-def store_keys_as_secrets(keys: list[dict[str, Any]], prefix: str = "outreach-demo") -> list[str]:
-    """Save one read key per workspace as a Prefect Secret block; return the references."""
-    from prefect.blocks.system import Secret
-
-    refs: list[str] = []
-    seen: set[str] = set()
-    for entry in keys:
-        if entry.get("level") != "read" or entry["workspace_id"] in seen:
-            continue
-        seen.add(entry["workspace_id"])
-        name = f"{prefix}-{len(refs) + 1}"
-        Secret(value=entry["key"]).save(name, overwrite=True)
-        refs.append(f"secret:{name}")
-    if not refs:
-        raise ConfigError("the sandbox listed no read keys at /_sandbox/keys: restart it")
-    return refs
 
 
 def sync_line(mode: str, results: list[Any], seconds: float) -> str:
@@ -152,44 +125,6 @@ def step(demo: Demo, title: str) -> Iterator[None]:
     _say(f"  done in {time.monotonic() - started:.1f} s")
 
 
-def start_sandbox(sandbox: Any) -> Any:
-    """Start the demo's sandbox (`new_sandbox`), in a process of its own: it serves while this process syncs (two
-    cores, not one)."""
-    from pipelines.core.errors import OutreachError
-
-    try:
-        return sandbox.start()
-    except (RuntimeError, TimeoutError) as exc:  # its own error output, above, says more
-        raise OutreachError(f"the demo's sandbox did not start ({exc}): rerun `outreach demo`") from None
-
-
-def new_sandbox(scale: str) -> Any:
-    from sandbox.server import SandboxProcess
-
-    return SandboxProcess(scale=scale, rate_limit=DEMO_RATE_LIMIT)
-
-
-#: What the later steps import (the sync flow with dlt, the build with dbt: seconds of one core), imported while
-#: this process mostly waits for the Prefect API and the sandbox to start.
-LATER_IMPORTS = ("flows.sync_flow", "flows.build_flow", "models.build", "dbt.cli.main")
-
-
-def import_ahead() -> None:
-    """Import LATER_IMPORTS now. Only a head start: a module that fails here is imported again, and fails with
-    its own error, in the step that needs it."""
-    for module in LATER_IMPORTS:
-        try:
-            importlib.import_module(module)
-        except Exception:  # the step that needs the module reports why it cannot be imported
-            logger.debug("import ahead of %s failed; its step imports it again", module, exc_info=True)
-
-
-#: What the sandbox's start imports, imported by this thread before the thread that starts it: two threads
-#: importing modules of one package at once can deadlock on the package's import cycles (Python then raises
-#: _DeadlockError in one of them; the test suite's demo once failed so, in `prefect`).
-SANDBOX_IMPORTS = ("sandbox.server",)
-
-
 def start_services(demo: Demo, stack: ExitStack) -> None:
     """Start the sandbox (building its data) in a thread, and the Prefect API; import what the later steps need
     while the API's server starts. The services stop with ``stack``. The imports run in this thread, where a
@@ -197,16 +132,16 @@ def start_services(demo: Demo, stack: ExitStack) -> None:
     sandbox wherever its start is."""
     from flows.prefect_api import configured_api_url, prefect_api
 
-    for module in SANDBOX_IMPORTS:
+    for module in demo_services.SANDBOX_IMPORTS:
         importlib.import_module(module)
-    sandbox = new_sandbox(demo.scale)
+    sandbox = demo_services.new_sandbox(demo.scale)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo-sandbox") as pool:
-        starting = pool.submit(start_sandbox, sandbox)
+        starting = pool.submit(demo_services.start_sandbox, sandbox)
         try:
             demo.prefect_configured = configured_api_url() is not None
-            api = stack.enter_context(prefect_api(ui=False, while_starting=import_ahead))
+            api = stack.enter_context(prefect_api(ui=False, while_starting=demo_services.import_ahead))
             if not api.temporary:  # no server of ours started: the imports overlap the sandbox's start only
-                import_ahead()
+                demo_services.import_ahead()
         except BaseException:  # Ctrl-C included
             sandbox.cancel()
             starting.exception()  # its start fails at once on the ended process: that says nothing new
@@ -221,8 +156,8 @@ def start_services(demo: Demo, stack: ExitStack) -> None:
     _say(f"  Prefect API: {api.url}" + (" (a temporary local server, stopped at the end)" if api.temporary else ""))
     _say(f"  sandbox: {demo.sandbox.url} (rate limit {DEMO_RATE_LIMIT}/min)")
     keys = demo.sandbox.keys()
-    demo_guard.write_marker(demo.warehouse, sandbox_workspace_ids(keys))
-    demo.refs = store_keys_as_secrets(keys)
+    demo_guard.write_marker(demo.warehouse, demo_services.sandbox_workspace_ids(keys))
+    demo.refs = demo_services.store_keys_as_secrets(keys)
     _say(f"  workspaces: {', '.join(demo.refs)} (read keys saved as Prefect Secret blocks)")
 
 

@@ -475,15 +475,15 @@ def test_speed_to_lead_reads_the_service_clock_once_whatever_the_number_of_works
 
 def test_the_demo_imports_ahead_past_a_module_that_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A failing import ahead is left to the step that needs the module: it neither raises nor stops the rest."""
-    from flows import demo
+    from flows import demo_services
 
     (tmp_path / "outreach_ahead_probe.py").write_text("VALUE = 1\n")
     (tmp_path / "outreach_ahead_broken.py").write_text("raise ImportError('broken on purpose')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(demo, "LATER_IMPORTS", ("outreach_ahead_broken", "outreach_ahead_probe"))
+    monkeypatch.setattr(demo_services, "LATER_IMPORTS", ("outreach_ahead_broken", "outreach_ahead_probe"))
     for name in ("outreach_ahead_broken", "outreach_ahead_probe"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    demo.import_ahead()
+    demo_services.import_ahead()
     assert "outreach_ahead_probe" in sys.modules and "outreach_ahead_broken" not in sys.modules
 
 
@@ -497,7 +497,7 @@ def test_the_demo_imports_ahead_in_the_main_thread_while_the_server_starts_and_a
     import contextlib
     import importlib
 
-    from flows import demo, prefect_api
+    from flows import demo, demo_services, prefect_api
 
     events: list[str] = []
     real_import = importlib.import_module
@@ -530,13 +530,14 @@ def test_the_demo_imports_ahead_in_the_main_thread_while_the_server_starts_and_a
         yield
 
     monkeypatch.setattr(demo.importlib, "import_module", import_module)
-    monkeypatch.setattr(demo, "new_sandbox", lambda scale: Sandbox())
-    monkeypatch.setattr(demo, "start_sandbox", start_sandbox)
-    monkeypatch.setattr(demo, "import_ahead", import_ahead)
+    monkeypatch.setattr(demo_services, "new_sandbox", lambda scale: Sandbox())
+    monkeypatch.setattr(demo_services, "start_sandbox", start_sandbox)
+    monkeypatch.setattr(demo_services, "import_ahead", import_ahead)
     monkeypatch.setattr(prefect_api, "prefect_api", server_fails_once_started)
     with contextlib.ExitStack() as stack, pytest.raises(Stopped):
         demo.start_services(demo.Demo(scale="tiny", warehouse=Path("unused.duckdb")), stack)
-    assert "sandbox.server" in demo.SANDBOX_IMPORTS
-    assert all(events.index(f"import {name}") < events.index("start sandbox") for name in demo.SANDBOX_IMPORTS), events
+    assert "sandbox.server" in demo_services.SANDBOX_IMPORTS
+    imports = demo_services.SANDBOX_IMPORTS
+    assert all(events.index(f"import {name}") < events.index("start sandbox") for name in imports), events
     assert "import ahead in MainThread" in events, events
     assert events.index("cancel sandbox") < events.index("stop sandbox"), events
