@@ -200,20 +200,32 @@ def models(
             '{"out_of_office_v2": "auto_reply"}}\' (models/dbt_project.yml lists them).',
         ),
     ] = None,
+    progress: Annotated[bool, typer.Option(help="Show the build's stage and dbt's nodes as it runs.")] = True,
 ) -> None:
     """Build the reporting schema with dbt (models and data tests, all or nothing); on DuckDB publish the BI file."""
     from pipelines.core.errors import OutreachError
+    from pipelines.core.progress import ProgressDisplay
 
     try:
         from models import PROJECT_DIR
         from models.build import build
+        from models.progress import BuildProgress
         from models.settings import parse_dbt_vars
 
         variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
             step = after_build_step(target)  # the alert rules, before the BI file is published
-            report = build(target, publish=publish, before_publish=step, full_refresh=full_refresh, dbt_vars=variables)
+            shown = BuildProgress()
+            with ProgressDisplay(shown, enabled=progress):
+                report = build(
+                    target,
+                    publish=publish,
+                    before_publish=step,
+                    full_refresh=full_refresh,
+                    dbt_vars=variables,
+                    progress=shown,
+                )
     except (OutreachError, KeyboardInterrupt) as exc:  # a failed build is one; Ctrl-C also while waiting for the lock
         fail_build(exc)
     typer.echo(report.summary())

@@ -23,6 +23,7 @@ from models.dbt_invoke import Invocation, invoke
 from models.errors import BuildInterrupted, DataTestFailure, ModelBuildError
 from models.freshness import check_freshness
 from models.preflight import check_warehouse
+from models.progress import BuildProgress
 from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
 from models.settings import dbt_state_dir, resolve_target
@@ -46,6 +47,7 @@ def build(
     dbt_vars: dict[str, Any] | None = None,
     before_publish: Callable[[], None] | None = None,
     full_refresh: bool = False,
+    progress: BuildProgress | None = None,
 ) -> BuildReport:
     """Run `dbt source freshness` and `dbt build` on the warehouse; on DuckDB then publish the BI file (unless
     `publish` is False). A stale source is reported (`report.freshness`), never a reason to fail.
@@ -62,26 +64,36 @@ def build(
     `dbt_vars` are passed to dbt as `--vars` (e.g. `{"extra_reply_classes": {"out_of_office_v2": "auto_reply"}}`);
     they override the project's vars of the same name (dbt_project.yml).
 
+    `progress` follows the build's stages and dbt's nodes (`outreach models` shows it).
+
     Raises WarehouseError before dbt runs (missing, unsynced or unreadable warehouse), ModelBuildError
     (a model or the run failed) or DataTestFailure (only data tests failed): in every case the published
     reporting tables and the BI file are unchanged. PublishError: the build passed, the BI file is the old one.
     BuildInterrupted (a KeyboardInterrupt) on Ctrl-C: its message says what the build left, and what to run.
     """
     target = warehouse if isinstance(warehouse, Warehouse) else resolve_target(warehouse, destination)
+    progress = progress or BuildProgress()
     stage = "start"  # where a Ctrl-C finds the build (BuildInterrupted)
     with _ctrl_c_says_what_it_left(lambda: stage):
+        progress.set_stage("checking the warehouse")
         check_warehouse(target)
+        progress.set_stage("A/B statistics")
         # dbt-postgres runs no Python: the A/B statistics are computed before dbt (kept when their inputs are unchanged)
         write_variant_tests(target, recompute=full_refresh)
         variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
         variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
         # One parse for both commands. A project that does not parse leaves None: each command then reports it.
+        progress.set_stage("parsing the project")
         manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
+        progress.set_stage("source freshness")
         freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
         _check_interrupted(stage)  # a Ctrl-C that DuckDB turned into a failed freshness query
         # DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies beside them
         stage = ("aside" if not full_refresh else "start") if target.is_duckdb else "copies"
-        report = run_build(target, project_dir, variables, full_refresh=full_refresh, manifest=manifest)
+        progress.set_stage("building")
+        report = run_build(
+            target, project_dir, variables, full_refresh=full_refresh, manifest=manifest, watch=progress.on_dbt_event
+        )
         report.freshness = freshness
         if not report.passed:
             failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
@@ -89,9 +101,11 @@ def build(
         stage = "built"
         _check_interrupted(stage)
         if before_publish is not None:
+            progress.set_stage("after the build")
             before_publish()
             _check_interrupted(stage)
         if publish and target.duckdb_path is not None:
+            progress.set_stage("publishing the BI file")
             started = time.perf_counter()
             report.bi_path, rows = publish_bi(target.duckdb_path)
             report.publish_seconds = time.perf_counter() - started
@@ -151,12 +165,13 @@ def run_build(
     *,
     full_refresh: bool,
     manifest: Any,
+    watch: Callable[[Any], None] | None = None,
 ) -> BuildReport:
     """`dbt build` with the build's vars (ATOMIC_VARS among them: the atomic swap); the report says what passed
     (it never raises for a failing node). `manifest`: a `dbt parse` outcome made with the same vars
-    (models.dbt_invoke.invoke)."""
+    (models.dbt_invoke.invoke); `watch` sees dbt's events."""
     command = ["build", "--full-refresh"] if full_refresh else ["build"]
-    outcome = invoke(command, target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
+    outcome = invoke(command, target, dbt_vars=variables, project_dir=project_dir, manifest=manifest, watch=watch)
     return report_from(outcome, target)
 
 

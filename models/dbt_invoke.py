@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +51,7 @@ def invoke(
     project_dir: Path = PROJECT_DIR,
     manifest: Any = None,
     write_json: bool = False,
+    watch: Callable[[Any], None] | None = None,
 ) -> Invocation:
     """Run `dbt <command>` on the project (models/, or a copy) against `target`; never raises for a failing node.
 
@@ -59,6 +60,7 @@ def invoke(
     `write_json`: also write dbt's JSON artifacts (manifest.json, run_results.json) into the target dir. Off by
     default: the results and the manifest come back as objects, and serialising the whole manifest into a file
     nobody reads cost half a second of CPU per command. The docs site is made from them, so it writes them.
+    `watch`: also called with each of dbt's events, from dbt's threads (models.progress.BuildProgress).
     """
     from dbt.cli.main import dbtRunner
 
@@ -89,7 +91,7 @@ def invoke(
     with _RUN_LOCK, _environment(dbt_env(target)):
         state.mkdir(parents=True, exist_ok=True)
         try:
-            result = dbtRunner(manifest=manifest, callbacks=[on_event]).invoke(args)
+            result = dbtRunner(manifest=manifest, callbacks=[on_event, *([watch] if watch else [])]).invoke(args)
         finally:
             if target.destination == "duckdb":
                 from models.duckdb_release import release_duckdb

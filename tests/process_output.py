@@ -42,3 +42,39 @@ class ProcessOutput:
 
     def join(self) -> None:
         self._thread.join(timeout=30)
+
+
+def run_on_a_terminal(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run a command with its stderr on a pseudo-terminal, as in a user's shell (what it draws there only when
+    stderr is a terminal, such as a live progress display), its stdout piped. `stderr` holds what the terminal
+    received, control sequences included."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    received: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every holder of the terminal's other end has closed it
+                return
+            if not chunk:
+                return
+            received.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, text=True)
+    finally:
+        os.close(slave)  # the child holds its own copy
+    reader.start()
+    try:
+        stdout, _ = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+        proc.wait()
+        reader.join(timeout=10)
+        os.close(master)
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, b"".join(received).decode(errors="replace"))

@@ -1,9 +1,9 @@
 """Live progress of a sync: pages, rows, requests, time waiting on the rate limit, and an ETA.
 
-Counters are thread-safe. `ProgressDisplay` renders them with rich on stderr
-while a sync runs on a terminal; elsewhere (cron, nohup, CI) it prints plain lines on stderr, one per
-workspace every `PLAIN_EVERY_S` at most, and only when something changed. A pause (a `Retry-After`, a
-backoff) shows as "waiting Ns: why".
+Counters are thread-safe. `ProgressDisplay` renders them (`SyncProgress`) with rich on stderr while a sync
+runs on a terminal; elsewhere (cron, nohup, CI) it prints plain lines on stderr, one per workspace every
+`PLAIN_EVERY_S` at most, and only when something changed. A pause (a `Retry-After`, a backoff) shows as
+"waiting Ns: why". A model build is shown the same way (models/progress.py).
 
 The rate wait shown is wall-clock time during which the workspace waited for its rate limit (the client's
 `rate_wait_s`), not the sum over its threads. The ETA counts pages: those read, against those known, where a
@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -121,48 +121,27 @@ def format_eta(seconds: float | None) -> str:
     return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
-class ProgressDisplay:
-    """Render a list of WorkspaceProgress until stopped (context manager)."""
+class ProgressSource(Protocol):
+    """What a `ProgressDisplay` shows."""
 
-    def __init__(self, items: list[WorkspaceProgress], *, enabled: bool) -> None:
+    def plain_lines(self) -> list[tuple[str, str]]:
+        """Per thing shown: (what must change for its line to be printed again, the line)."""
+
+    def renderable(self) -> Any:
+        """The live display's content (rich)."""
+
+
+class SyncProgress:
+    """A sync's workspaces: a table on a terminal, a line per workspace elsewhere."""
+
+    def __init__(self, items: list[WorkspaceProgress]) -> None:
         self.items = items
-        self.enabled = enabled
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> ProgressDisplay:
-        if self.enabled:
-            self._thread = threading.Thread(target=self._run, daemon=True, name="outreach-progress")
-            self._thread.start()
-        return self
+    def plain_lines(self) -> list[tuple[str, str]]:
+        lines = [f"progress {item.label}: {_line(item.snapshot())}" for item in self.items]
+        return [(line.split(" eta=")[0], line) for line in lines]  # a changed ETA alone is no news
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-
-    def _run(self) -> None:
-        if sys.stderr.isatty():
-            self._run_live()
-            return
-        printed: dict[int, str] = {}
-        while not self._stop.wait(PLAIN_EVERY_S):
-            for index, item in enumerate(self.items):
-                line = f"progress {item.label}: {_line(item.snapshot())}"
-                if printed.get(index) != line.split(" eta=")[0]:  # a changed ETA alone is no news
-                    printed[index] = line.split(" eta=")[0]
-                    print(line, file=sys.stderr, flush=True)
-
-    def _run_live(self) -> None:
-        from rich.console import Console
-        from rich.live import Live
-
-        console = Console(stderr=True)
-        with Live(self._render(), console=console, refresh_per_second=4, transient=True) as live:
-            while not self._stop.wait(0.25):
-                live.update(self._render())
-
-    def _render(self) -> Any:
+    def renderable(self) -> Any:
         from rich.table import Table
 
         table = Table(title="outreach sync", expand=False)
@@ -195,6 +174,49 @@ class ProgressDisplay:
                 format_eta(snap["eta_s"]),
             )
         return table
+
+
+class ProgressDisplay:
+    """Render a `ProgressSource` on stderr until stopped (context manager): live on a terminal, else its changed
+    lines every `every_s` (default `PLAIN_EVERY_S`) at most."""
+
+    def __init__(self, source: ProgressSource, *, enabled: bool, every_s: float | None = None) -> None:
+        self.source = source
+        self.enabled = enabled
+        self.every_s = PLAIN_EVERY_S if every_s is None else every_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ProgressDisplay:
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="outreach-progress")
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def _run(self) -> None:
+        if sys.stderr.isatty():
+            self._run_live()
+            return
+        printed: dict[int, str] = {}
+        while not self._stop.wait(self.every_s):
+            for index, (news, line) in enumerate(self.source.plain_lines()):
+                if printed.get(index) != news:
+                    printed[index] = news
+                    print(line, file=sys.stderr, flush=True)
+
+    def _run_live(self) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        console = Console(stderr=True)
+        with Live(self.source.renderable(), console=console, refresh_per_second=4, transient=True) as live:
+            while not self._stop.wait(0.25):
+                live.update(self.source.renderable())
 
 
 def _pairs(counts: dict[str, int]) -> str:

@@ -27,7 +27,7 @@ from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, require_api
 from pipelines.core.deadline import Deadline, interrupted, interruption, stop_on_signals
 from pipelines.core.errors import ConfigError, OutreachError
-from pipelines.core.progress import ProgressDisplay, WorkspaceProgress
+from pipelines.core.progress import ProgressDisplay, SyncProgress, WorkspaceProgress
 from pipelines.core.report import SyncReport, WorkspaceReport
 from pipelines.source.quarantine import RejectedRecordsError, summary_line
 from pipelines.sync.batches import run_batches
@@ -108,7 +108,10 @@ def sync(
         trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}
         run_id = new_run_id()
         key_records = [_key_failure_record(run_id, mode, i, exc) for i, exc in failures]
-        with kept_open(warehouse, cfg.pipelines_dir), ProgressDisplay(list(trackers.values()), enabled=progress):
+        with (
+            kept_open(warehouse, cfg.pipelines_dir),
+            ProgressDisplay(SyncProgress(list(trackers.values())), enabled=progress),
+        ):
             with lock.access(warehouse):
                 flush_failed_runs(warehouse, cfg.pipelines_dir)
                 report.events_loaded = load_spool_events(cfg, warehouse)

@@ -13,12 +13,14 @@ from typing import Any
 
 import duckdb
 import pytest
+from process_output import run_on_a_terminal
 
 from devtools.synthetic import make_raw_warehouse
 from models import PROJECT_DIR
 from models.build import build
 from models.dbt_invoke import invoke
 from models.errors import DataTestFailure, ModelBuildError, PublishError, WarehouseError
+from models.progress import BuildProgress
 from models.publish import publish_bi
 from models.settings import bi_path_for, dbt_state_dir, resolve_target
 
@@ -81,12 +83,9 @@ def manifest(built: tuple[Path, subprocess.CompletedProcess[str]]) -> dict[str, 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """A synthetic warehouse built by the command line, as a user runs it."""
+    """A synthetic warehouse built by the command line, as a user runs it in a terminal (stderr one)."""
     path = make_raw_warehouse(tmp_path_factory.mktemp("built") / "w.duckdb", recipients=2000)
-    out = subprocess.run(
-        [str(OUTREACH), "models", "--duckdb", str(path)], capture_output=True, text=True, timeout=240, check=False
-    )
-    return path, out
+    return path, run_on_a_terminal([str(OUTREACH), "models", "--duckdb", str(path)], timeout=240)
 
 
 def _copy_of_built(built: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> Path:
@@ -107,6 +106,10 @@ def test_command_builds_every_mart_and_prints_a_summary(
     tests_line = next(line for line in out.stdout.splitlines() if line.startswith("data tests:"))
     passed, total = tests_line.split()[2].split("/")
     assert passed == total == str(sum(n["resource_type"] == "test" for n in manifest["nodes"].values())), tests_line
+    # the terminal showed the build as it ran: its stages, and dbt's nodes done of all of them
+    nodes = sum(n["resource_type"] in ("model", "test") for n in manifest["nodes"].values())
+    for shown in ("outreach models: parsing the project", f"/{nodes} nodes", "outreach models: publishing the BI file"):
+        assert shown in out.stderr, (shown, out.stderr[-2000:])
     assert not (dbt_state_dir(resolve_target(path)) / "target" / "run_results.json").exists()
     assert "FAILED" not in out.stdout and f"BI file: {bi_path_for(path)}" in out.stdout
     objects = _reporting_objects(path)
@@ -380,7 +383,8 @@ def test_a_build_parses_the_project_once_and_reports_its_models_and_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """dbt loads the project (its saved parse, checked against every file) once per build, not once per command;
-    the build's report lists every model and data test, in markdown too."""
+    the build's report lists every model and data test, in markdown too; its progress followed every stage and
+    counted every node dbt ran."""
     import dbt.cli.main as dbt_main
 
     commands: list[tuple[str, bool]] = []
@@ -399,11 +403,26 @@ def test_a_build_parses_the_project_once_and_reports_its_models_and_tests(
             commands.append((args[0], self._given))
             return super().invoke(args, **kwargs)
 
+    class Stages(BuildProgress):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def set_stage(self, stage: str) -> None:
+            self.seen.append(stage)
+            super().set_stage(stage)
+
     monkeypatch.setattr(dbt_main, "dbtRunner", Counting)
-    report = build(make_raw_warehouse(tmp_path / "w.duckdb", recipients=300), publish=False)
+    progress = Stages()
+    report = build(make_raw_warehouse(tmp_path / "w.duckdb", recipients=300), publish=False, progress=progress)
     assert report.passed and report.freshness is not None and report.freshness.sources
     assert commands == [("parse", False), ("source", True), ("build", True)]
     assert len(loads) == 1
+    assert progress.seen == [
+        "checking the warehouse", "A/B statistics", "parsing the project", "source freshness", "building",
+    ]  # fmt: skip
+    assert progress.done == progress.total == len(report.models) + len(report.tests) and not progress.running
+    assert progress.line().startswith(f"building: {progress.total}/{progress.total} nodes · ")
 
     assert report.bi_path is None and "BI file: not published" in report.summary()
     md = report.to_markdown()

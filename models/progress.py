@@ -1,0 +1,71 @@
+"""Progress of a model build, for `outreach models` (pipelines.core.progress.ProgressDisplay shows it on stderr).
+
+A build is silent for a minute at 10M recipients: this says which stage it is in (the warehouse's checks, the
+A/B statistics, dbt's parse, source freshness, dbt's build, the BI file) and, while dbt builds, how many of its
+nodes (models, data tests) are done of all and which are running, the longest first. dbt's own events feed it
+(`on_dbt_event`, a callback of models.dbt_invoke.invoke), from dbt's threads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from pipelines.core.progress import format_eta
+
+#: running nodes named on the line, the longest-running first
+SHOWN_RUNNING = 3
+
+
+class BuildProgress:
+    """The stage of one build and, while dbt runs a command, its nodes: done of all, and running since when."""
+
+    def __init__(self) -> None:
+        self.stage = "starting"
+        self.started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self.running: dict[str, float] = {}  # node name -> when it started (monotonic)
+        self._lock = threading.Lock()
+
+    def set_stage(self, stage: str) -> None:
+        """A new stage: its nodes, if dbt runs any, are counted from none."""
+        with self._lock:
+            self.stage, self.done, self.total = stage, 0, 0
+            self.running.clear()
+
+    def on_dbt_event(self, event: Any) -> None:
+        """dbt's `LogStartLine` (a node started: it carries the command's node count) and `NodeFinished`."""
+        name = event.info.name
+        if name not in ("LogStartLine", "NodeFinished"):
+            return
+        node = event.data.node_info.node_name
+        with self._lock:
+            if name == "LogStartLine":
+                self.total = max(self.total, int(event.data.total))
+                self.running[node] = time.monotonic()
+            elif self.running.pop(node, None) is not None:
+                self.done += 1
+
+    def line(self) -> str:
+        """`building: 40/85 nodes · running lead_engagement 12s, company_rollup 3s · 1m02s`."""
+        now = time.monotonic()
+        with self._lock:
+            parts = [self.stage + (f": {self.done}/{self.total} nodes" if self.total else "")]
+            longest = sorted(self.running.items(), key=lambda item: item[1])[:SHOWN_RUNNING]
+        if longest:
+            parts.append("running " + ", ".join(f"{node} {format_eta(now - since)}" for node, since in longest))
+        parts.append(format_eta(now - self.started))
+        return " · ".join(parts)
+
+    def plain_lines(self) -> list[tuple[str, str]]:
+        """A line again when the stage or the nodes done changed (a clock ticking alone is no news)."""
+        with self._lock:
+            news = f"{self.stage} {self.done}"
+        return [(news, f"progress models: {self.line()}")]
+
+    def renderable(self) -> Any:
+        from rich.spinner import Spinner
+
+        return Spinner("dots", text=f"outreach models: {self.line()}")
