@@ -31,6 +31,7 @@ class Dialect:
     double: str  # the type of a float column
     timestamp: str  # the type of the incident table's timestamps (UTC)
     json_array_text: str  # set-returning: each element of the JSON array `{expr}` as text
+    temp_schema: str  # where temporary tables live: a name there never means a table of the warehouse
 
     def unnest_json_text(self, expr: str) -> str:
         return self.json_array_text.format(expr=expr)
@@ -38,8 +39,10 @@ class Dialect:
 
 # DuckDB keeps the incident table's `timestamp` columns it always had (UTC, naive), so an existing table
 # and the BI file's copy of it keep their types
-DUCKDB = Dialect("duckdb", "double", "timestamp", "unnest(from_json({expr}, '[\"VARCHAR\"]'))")
-POSTGRES = Dialect("postgres", "double precision", "timestamptz", "jsonb_array_elements_text(({expr})::jsonb)")
+DUCKDB = Dialect("duckdb", "double", "timestamp", "unnest(from_json({expr}, '[\"VARCHAR\"]'))", "temp")
+POSTGRES = Dialect(
+    "postgres", "double precision", "timestamptz", "jsonb_array_elements_text(({expr})::jsonb)", "pg_temp"
+)
 
 
 class Db:
@@ -93,6 +96,39 @@ class Db:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._run(sql, params)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The block's statements commit together, or none of them does."""
+        self.execute("begin")
+        try:
+            yield
+        except BaseException:
+            self.execute("rollback")
+            raise
+        self.execute("commit")
+
+    def load_temp(self, name: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> str:
+        """A temporary table `name` (columns: name and SQL type) holding `rows`, loaded in one statement (an insert
+        per row costs about a millisecond on either engine); returns its qualified name."""
+        name = f"{self.dialect.temp_schema}.{name}"
+        self.execute(f"create temporary table {name} ({', '.join(f'{c} {t}' for c, t in columns)})")
+        if not rows:
+            return name
+        if self.dialect is DUCKDB:
+            import pyarrow as pa
+
+            self.con.register("_loaded", pa.table({c: [row[i] for row in rows] for i, (c, _) in enumerate(columns)}))
+            try:
+                self.con.execute(f"insert into {name} select * from _loaded")
+            finally:
+                self.con.unregister("_loaded")
+        else:
+            from psycopg2.extras import execute_values
+
+            with self.con.cursor() as cursor:
+                execute_values(cursor, f"insert into {name} values %s", [tuple(row) for row in rows])
+        return name
 
 
 @contextmanager
