@@ -215,8 +215,8 @@ def models(
         variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = _model_target(duckdb, destination)
         with _writer_lock(target, "outreach models"):
-            step = after_build_step(target)  # the alert rules, before the BI file is published
             shown = BuildProgress()
+            step = after_build_step(target, shown)  # the alert rules, before the BI file is published
             with ProgressDisplay(shown, enabled=progress):
                 report = build(
                     target,

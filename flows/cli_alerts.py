@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from models.progress import BuildProgress
     from pipelines.warehouse.destination import Warehouse
 
 alerts_app = typer.Typer(
@@ -166,12 +167,14 @@ def replies(
     typer.echo(f"{run.events_loaded} event(s) loaded; {run.summary()}")
 
 
-def after_build_step(target: Warehouse) -> Callable[[], None]:
-    """`outreach models`' step between a passing build and the BI publish: evaluate the rules, say one line."""
+def after_build_step(target: Warehouse, progress: BuildProgress) -> Callable[[], None]:
+    """`outreach models`' step between a passing build and the BI publish: evaluate the rules (the stage `progress`
+    shows), say one line."""
 
     def step() -> None:
         from alerts import after_build
 
+        progress.set_stage("alert rules")
         typer.echo(after_build(target, echo=lambda line: typer.echo(line, err=True)), err=True)
 
     return step

@@ -101,7 +101,6 @@ def build(
         stage = "built"
         _check_interrupted(stage)
         if before_publish is not None:
-            progress.set_stage("after the build")
             before_publish()
             _check_interrupted(stage)
         if publish and target.duckdb_path is not None:
