@@ -178,12 +178,11 @@ class SyncProgress:
 
 class ProgressDisplay:
     """Render a `ProgressSource` on stderr until stopped (context manager): live on a terminal, else its changed
-    lines every `every_s` (default `PLAIN_EVERY_S`) at most."""
+    lines every `PLAIN_EVERY_S` at most."""
 
-    def __init__(self, source: ProgressSource, *, enabled: bool, every_s: float | None = None) -> None:
+    def __init__(self, source: ProgressSource, *, enabled: bool) -> None:
         self.source = source
         self.enabled = enabled
-        self.every_s = PLAIN_EVERY_S if every_s is None else every_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -203,7 +202,7 @@ class ProgressDisplay:
             self._run_live()
             return
         printed: dict[int, str] = {}
-        while not self._stop.wait(self.every_s):
+        while not self._stop.wait(PLAIN_EVERY_S):
             for index, (news, line) in enumerate(self.source.plain_lines()):
                 if printed.get(index) != news:
                     printed[index] = news
