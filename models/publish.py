@@ -9,6 +9,7 @@
 - A BI tool holding the BI file open read-only keeps reading its snapshot: on Linux and macOS
   `os.replace` swaps the directory entry while open handles keep the old inode.
 - Leftovers of a publish that was killed (`.<name>.<pid>.tmp` and its `.wal`) are removed by the next one.
+- `.<stem>_dbt/bi_published.json` records the build the file was published from (`models/bi_update.py`).
 - Where a mart is large (`models/bi_update.py`), a publish starts from a copy of the previous BI file and
   changes only what differs: the result is the same file a publish from nothing writes, table for table.
 """
@@ -25,7 +26,7 @@ import duckdb
 
 from models import STAGING_PREFIX, bi_update
 from models.errors import PublishError, WarehouseError
-from models.settings import bi_path_for, storage_version
+from models.settings import bi_path_for, duckdb_state_dir, storage_version
 from pipelines.core.root_cause import one_line
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,11 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         tables = _mart_tables(con)
         if not tables:
             raise WarehouseError(f"no {REPORTING} tables in {path}: run `outreach models` first")
-        rows = _write(con, tmp, tables, version, previous=target)
+        build_id, previous_build_id = bi_update.build_ids(con, _SOURCE)
+        # the previous file is the build before's: the leads this build rebuilt are all that changed since
+        record = duckdb_state_dir(path) / bi_update.RECORD
+        chained = previous_build_id is not None and bi_update.published_from(record, target) == previous_build_id
+        rows = _write(con, tmp, tables, version, previous=target, chained=chained)
     except (duckdb.Error, OSError) as exc:
         _unlink(tmp)
         raise PublishError(
@@ -88,6 +93,11 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
             f"publishing the BI file {target} failed: {type(exc).__name__} ({exc.strerror or 'no detail'}): the "
             "previous BI file is untouched; check the path and its permissions, then rerun"
         ) from exc
+    try:
+        record.parent.mkdir(exist_ok=True)
+        bi_update.record_published(record, target, build_id)
+    except OSError as exc:  # the next publish then compares every row: slower, as right
+        log.warning("cannot record which build %s is from: %s", target, one_line(exc))
     log.info(
         "published %d tables to %s (storage %s) in %.2fs", len(tables), target, version, time.perf_counter() - started
     )
@@ -103,7 +113,7 @@ def _mart_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def _write(
-    con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str, previous: Path
+    con: duckdb.DuckDBPyConnection, tmp: Path, tables: list[str], version: str, previous: Path, chained: bool
 ) -> dict[str, int]:
     large = bi_update.large_tables(con, _SOURCE, REPORTING, tables)
     reused = _attach_copy(con, previous, tmp, version, bool(large))
@@ -114,9 +124,7 @@ def _write(
             con.execute(f'drop table {_TARGET}.{REPORTING}."{stale}"')
         for table in tables:
             columns = _columns(con, table)
-            if not (
-                reused and table in large and bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)
-            ):
+            if not (reused and table in large and _update(con, table, columns, chained)):
                 select = ", ".join(f'{expression} as "{name}"' for expression, name, _ in columns)
                 con.execute(
                     f'create or replace table {_TARGET}.{REPORTING}."{table}" as select {select} '
@@ -128,6 +136,14 @@ def _write(
     finally:
         con.execute(f"detach {_TARGET}")
     return rows
+
+
+def _update(con: duckdb.DuckDBPyConnection, table: str, columns: list[tuple[str, str, str]], chained: bool) -> bool:
+    """Bring the copy's `table` up to date (`models/bi_update.py`); False when it must be written whole."""
+    rebuilt = bi_update.rebuilt_leads(con, _SOURCE, table) if chained else None
+    if rebuilt is not None:
+        return bi_update.replace_leads(con, _SOURCE, _TARGET, REPORTING, table, columns, rebuilt)
+    return bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)
 
 
 def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, version: str, large: bool) -> bool:

@@ -45,8 +45,13 @@ class PostgresTarget:
 def dbt_state_dir(warehouse: Warehouse) -> Path:
     """dbt's target/ and logs/ for this warehouse (kept apart per warehouse for partial parsing)."""
     if warehouse.duckdb_path is not None:
-        return warehouse.duckdb_path.parent / f".{warehouse.duckdb_path.stem}_dbt"
+        return duckdb_state_dir(warehouse.duckdb_path)
     return DEFAULT_DUCKDB_PATH.resolve().parent / ".postgres_dbt"
+
+
+def duckdb_state_dir(duckdb_path: Path) -> Path:
+    """The builds' own files for the DuckDB warehouse at `duckdb_path` (dbt's, and the BI publish's record)."""
+    return duckdb_path.parent / f".{duckdb_path.stem}_dbt"
 
 
 def dbt_env(warehouse: Warehouse) -> dict[str, str]:

@@ -18,7 +18,8 @@
     - `incremental_build`: the var `build_fingerprint` of that build (models/build.py: the project's SQL and
       YAML and the build's vars). The rows a build computed and tested hold only for the same project and
       vars: a build with another fingerprint (a new version, a changed var such as `reply_classes`), or with
-      none (a plain `dbt build`, which cannot tell), treats the snapshot as missing.
+      none (a plain `dbt build`, which cannot tell), treats the snapshot as missing. It also holds the build's id
+      and the last good build's (macros/incremental_rebuilt.sql).
     The snapshot and the models read the same warehouse state because `outreach models` holds the
     warehouse's writer lock (no sync writes during a build). A stale or missing snapshot only rebuilds more
     keys, never fewer; no snapshot at all (the first build, or after the schema was dropped) rebuilds every key.
@@ -236,7 +237,7 @@
         {%- do loads.append("select distinct 'events', _dlt_load_id from " ~ raw_relation('events')) -%}
     {%- endif -%}
     {%- set fingerprint = "select cast('" ~ build_fingerprint().replace("'", "''") ~ "' as " ~ dbt.type_string()
-        ~ ') as fingerprint' -%}
+        ~ ') as fingerprint, ' ~ build_ids_columns() -%}
     {%- set snapshot_sql = {'marks': marks | join(' union all '), 'campaigns': current_raw_campaigns(),
         'loads': loads | join(' union all '), 'build': fingerprint} -%}
     {%- for name in incremental_state_tables() -%}
@@ -283,7 +284,7 @@
     {%- endfor -%}
     {%- if not scoped_tests_selected() -%}{{ return(discard_incremental_state()) }}{%- endif -%}
     {#- first: what changed since the snapshot is read against the published one, replaced below -#}
-    {%- do statements.extend(update_row_leads_sql()) -%}
+    {%- do statements.extend(update_row_leads_sql() + keep_rebuilt_leads_sql()) -%}
     {%- for name in incremental_state_tables() -%}
         {%- do statements.append('drop table if exists ' ~ incremental_state_relation(name)) -%}
         {%- do statements.append('alter table ' ~ incremental_state_relation(name, next_suffix())

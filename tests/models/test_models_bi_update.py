@@ -17,7 +17,7 @@ from models import bi_update
 from models.build import build
 from models.publish import publish_bi
 from models.settings import bi_path_for
-from tests.duckdb_sql import run_sql
+from tests.duckdb_sql import read_sql, run_sql
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -62,18 +62,17 @@ def test_a_publish_from_the_previous_file_equals_one_from_nothing(
     # every table by rows, not only those of 100,000 rows and more
     monkeypatch.setattr(bi_update, "WHOLE_BELOW", 0)
 
-    # a sync changes a recipient's name and moves another to a new address; a table the marts no longer have
+    # a sync changes a recipient's name and moves another to a new address
     sync = "update outreach.campaign_recipients set {}, synced_at = '2030-01-01 00:00:01+00' where id = ({})"
     live = "select {}(id) from outreach.campaign_recipients where deleted_at is null"
     run_sql(path, sync.format("first_name = 'Renamed'", live.format("min")))
     run_sql(path, sync.format("email = 'moved.' || email", live.format("max")))
-    con = duckdb.connect(str(bi))
-    con.execute("create table reporting.dropped_mart as select 1 as n")
-    con.close()
     with caplog.at_level(logging.DEBUG, logger="models"):
         assert build(path).passed
     assert ANEW not in caplog.text
-    assert "lead_engagement: 2 rows deleted, 2 inserted" in caplog.text, caplog.text[-2000:]
+    # the renamed lead, and the moved recipient's two leads: only their rows are replaced
+    assert "lead_engagement (rebuilt leads): 2 rows deleted, 2 inserted" in caplog.text, caplog.text[-2000:]
+    assert "lead_timeline (rebuilt leads): 0 rows deleted, 0 inserted" in caplog.text
     shutil.move(bi, tmp_path / "updated.duckdb")
     publish_bi(path)  # from nothing: no previous file
     assert _differences(tmp_path / "updated.duckdb", bi) == []
@@ -109,3 +108,42 @@ def test_small_marts_are_published_into_a_new_file(tmp_path: Path, caplog: pytes
         assert build(path).passed
     assert "rows deleted" not in caplog.text
     assert bi_path_for(path).stat().st_size == size  # a copy would also hold the replaced tables' free blocks
+
+
+def test_a_previous_file_of_another_build_has_its_rows_compared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The rebuilt leads are relative to the build before: a BI file of an earlier build, a file changed since its
+    publish, or a build from every row has every row compared instead, and the file is still right."""
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    monkeypatch.setattr(bi_update, "WHOLE_BELOW", 0)
+    bi = bi_path_for(path)
+    names = iter(range(100))
+
+    def sync_then_build(**options: bool) -> str:
+        run_sql(
+            path,
+            f"update outreach.campaign_recipients set first_name = 'Renamed {next(names)}', "
+            "synced_at = now() where id = (select min(id) from outreach.campaign_recipients)",
+        )
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="models"):
+            assert build(path, **options).passed
+        return caplog.text
+
+    assert build(path).passed
+    assert "(rebuilt leads)" in sync_then_build()
+    sync_then_build(publish=False)
+    # the BI file is two builds old: the last build's rebuilt leads are not all that changed since
+    said = sync_then_build()
+    assert "lead_engagement (rows compared): 1 rows deleted, 1 inserted" in said, said[-2000:]
+    con = duckdb.connect(str(bi))  # a file changed since it was published: a table the marts no longer have
+    con.execute("create table reporting.dropped_mart as select 1 as n")
+    con.close()
+    assert "lead_engagement (rows compared)" in sync_then_build()
+    assert "lead_engagement (rows compared)" in sync_then_build(full_refresh=True)
+    assert read_sql(path, "select previous_build_id from reporting_inputs.incremental_build") == [(None,)]
+
+    shutil.move(bi, tmp_path / "updated.duckdb")
+    publish_bi(path)
+    assert _differences(tmp_path / "updated.duckdb", bi) == []
