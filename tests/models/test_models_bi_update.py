@@ -143,6 +143,8 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
     assert "lead_engagement (rows compared)" in sync_then_build()
     assert "lead_engagement (rows compared)" in sync_then_build(full_refresh=True)
     assert read_sql(path, "select previous_build_id from reporting_inputs.incremental_build") == [(None,)]
+    kept = "select count(*) from duckdb_tables() where table_name like 'incremental_rebuilt_%'"
+    assert read_sql(path, kept) == [(0,)]  # every lead was rebuilt: none kept
 
     shutil.move(bi, tmp_path / "updated.duckdb")
     publish_bi(path)
