@@ -55,6 +55,8 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
     started = time.perf_counter()
     con = duckdb.connect()
     try:
+        # DuckDB draws a bar on stderr for a query over 2 s (at 10M recipients): over our progress, or in a log
+        con.execute("set enable_progress_bar = false")
         try:
             con.execute(f"attach '{_quote(path)}' as {_SOURCE} (read_only)")
         except duckdb.Error as exc:
@@ -140,7 +142,7 @@ def _write(
 
 def _update(con: duckdb.DuckDBPyConnection, table: str, columns: list[tuple[str, str, str]], chained: bool) -> bool:
     """Bring the copy's `table` up to date (`models/bi_update.py`); False when it must be written whole."""
-    rebuilt = bi_update.rebuilt_leads(con, _SOURCE, table) if chained else None
+    rebuilt = bi_update.rebuilt_leads(con, _SOURCE, REPORTING, table) if chained else None
     if rebuilt is not None:
         return bi_update.replace_leads(con, _SOURCE, _TARGET, REPORTING, table, columns, rebuilt)
     return bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)

@@ -114,17 +114,18 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The rebuilt leads are relative to the build before: a BI file of an earlier build, a file changed since its
-    publish, or a build from every row has every row compared instead, and the file is still right."""
+    publish, a build from every row, or rebuilt leads of many rows have every row compared instead, and the file
+    is still right."""
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
     monkeypatch.setattr(bi_update, "WHOLE_BELOW", 0)
     bi = bi_path_for(path)
     names = iter(range(100))
 
-    def sync_then_build(**options: bool) -> str:
+    def sync_then_build(rows: str = "id = (select min(id) from outreach.campaign_recipients)", **options: bool) -> str:
         run_sql(
             path,
-            f"update outreach.campaign_recipients set first_name = 'Renamed {next(names)}', "
-            "synced_at = now() where id = (select min(id) from outreach.campaign_recipients)",
+            f"update outreach.campaign_recipients set first_name = 'Renamed {next(names)}', synced_at = now() "
+            f"where {rows}",
         )
         caplog.clear()
         with caplog.at_level(logging.DEBUG, logger="models"):
@@ -132,7 +133,6 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
         return caplog.text
 
     assert build(path).passed
-    assert "(rebuilt leads)" in sync_then_build()
     sync_then_build(publish=False)
     # the BI file is two builds old: the last build's rebuilt leads are not all that changed since
     said = sync_then_build()
@@ -145,6 +145,10 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
     assert read_sql(path, "select previous_build_id from reporting_inputs.incremental_build") == [(None,)]
     kept = "select count(*) from duckdb_tables() where table_name like 'incremental_rebuilt_%'"
     assert read_sql(path, kept) == [(0,)]  # every lead was rebuilt: none kept
+    assert "(rebuilt leads)" in sync_then_build()
+    # a sync that re-wrote every recipient (a full one) rebuilds every lead: comparing rows costs less
+    said = sync_then_build("true")
+    assert "lead_engagement (rows compared)" in said and "lead_timeline (rebuilt leads)" in said, said[-2000:]
 
     shutil.move(bi, tmp_path / "updated.duckdb")
     publish_bi(path)
