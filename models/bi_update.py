@@ -40,9 +40,6 @@ WHOLE_BELOW = 100_000
 #: in the warehouse's state directory (models.settings.duckdb_state_dir): the build the BI file is from
 RECORD = "bi_published.json"
 INPUTS = "reporting_inputs"  # the warehouse's schema of the builds' own state (macros/incremental.sql)
-#: the most rebuilt leads, as a share of a mart's rows, whose rows are replaced: replacing rows costs in proportion
-#: to their number, comparing every row does not (after a full sync every lead is rebuilt)
-REPLACE_UP_TO = 0.1
 #: a reused copy may hold at most this share of free blocks (of its used ones) before it is written anew
 MAX_FREE_SHARE = 0.25
 
@@ -117,20 +114,16 @@ def record_published(record: Path, bi_file: Path, build_id: str | None) -> None:
     os.replace(tmp, record)
 
 
-def rebuilt_leads(con: duckdb.DuckDBPyConnection, source_db: str, schema: str, table: str) -> str | None:
-    """The warehouse's table of the leads the last good build rebuilt in mart `table`, if it keeps one and they
-    are few enough (`REPLACE_UP_TO`)."""
+def rebuilt_leads(con: duckdb.DuckDBPyConnection, source_db: str, table: str) -> str | None:
+    """The warehouse's table of the leads the last good build rebuilt in mart `table`, if it keeps one (a build
+    that rewrote most rows, after a full sync, rebuilt every mart from every row and keeps none:
+    models/change_share.py)."""
     name = f"incremental_rebuilt_{table}"
     found = con.execute(
         "select count(*) from duckdb_tables() where database_name = ? and schema_name = ? and table_name = ?",
         [source_db, INPUTS, name],
     ).fetchone()
-    if not (found and found[0]):
-        return None
-    rebuilt = f'{source_db}.{INPUTS}."{name}"'
-    ((leads,),) = con.execute(f"select count(*) from {rebuilt}").fetchall()
-    ((rows,),) = con.execute(f'select count(*) from {source_db}.{schema}."{table}"').fetchall()
-    return rebuilt if leads <= REPLACE_UP_TO * rows else None
+    return f'{source_db}.{INPUTS}."{name}"' if found and found[0] else None
 
 
 def replace_leads(

@@ -19,6 +19,7 @@ from typing import Any
 
 from models import PROJECT_DIR
 from models.ab_store import write_variant_tests
+from models.change_share import REBUILD_ABOVE, rewritten_share
 from models.dbt_invoke import Invocation, invoke
 from models.errors import BuildInterrupted, DataTestFailure, ModelBuildError
 from models.freshness import check_freshness
@@ -77,6 +78,8 @@ def build(
     with _ctrl_c_says_what_it_left(lambda: stage):
         progress.set_stage("checking the warehouse")
         check_warehouse(target)
+        why_every_row = "" if full_refresh else _why_every_row(target)
+        every_row = full_refresh or bool(why_every_row)
         progress.set_stage("A/B statistics")
         # dbt-postgres runs no Python: the A/B statistics are computed before dbt (kept when their inputs are unchanged)
         write_variant_tests(target, recompute=full_refresh)
@@ -89,12 +92,12 @@ def build(
         freshness = check_freshness(target, dbt_vars=variables, project_dir=project_dir, manifest=manifest)
         _check_interrupted(stage)  # a Ctrl-C that DuckDB turned into a failed freshness query
         # DuckDB renames the published incremental tables aside for the build; PostgreSQL builds copies beside them
-        stage = ("aside" if not full_refresh else "start") if target.is_duckdb else "copies"
+        stage = ("aside" if not every_row else "start") if target.is_duckdb else "copies"
         progress.set_stage("building")
         report = run_build(
-            target, project_dir, variables, full_refresh=full_refresh, manifest=manifest, watch=progress.on_dbt_event
+            target, project_dir, variables, full_refresh=every_row, manifest=manifest, watch=progress.on_dbt_event
         )
-        report.freshness = freshness
+        report.freshness, report.every_row = freshness, why_every_row
         if not report.passed:
             failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
             raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
@@ -136,6 +139,17 @@ def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
             if interrupted():
                 raise BuildInterrupted(stage(), interrupted()) from None
             raise
+
+
+def _why_every_row(target: Warehouse) -> str:
+    """Why every mart should be rebuilt from every row: the syncs re-wrote so much since the last good build (a
+    full sync) that it costs less than an incremental build (models/change_share.py); "" when they did not."""
+    share = rewritten_share(target)
+    if share is None or share <= REBUILD_ABOVE:
+        return ""
+    why = f"{share:.0%} of the raw recipients and replies were re-written since the last build (a full sync)"
+    log.info("%s: every mart is rebuilt from every row, as with --full-refresh", why)
+    return why
 
 
 def _check_interrupted(stage: str) -> None:

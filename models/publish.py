@@ -142,7 +142,7 @@ def _write(
 
 def _update(con: duckdb.DuckDBPyConnection, table: str, columns: list[tuple[str, str, str]], chained: bool) -> bool:
     """Bring the copy's `table` up to date (`models/bi_update.py`); False when it must be written whole."""
-    rebuilt = bi_update.rebuilt_leads(con, _SOURCE, REPORTING, table) if chained else None
+    rebuilt = bi_update.rebuilt_leads(con, _SOURCE, table) if chained else None
     if rebuilt is not None:
         return bi_update.replace_leads(con, _SOURCE, _TARGET, REPORTING, table, columns, rebuilt)
     return bi_update.update_table(con, _SOURCE, _TARGET, REPORTING, table, columns)

@@ -56,6 +56,7 @@ class BuildReport:
     seconds: float = 0.0
     publish_seconds: float = 0.0
     freshness: FreshnessReport | None = None  # `dbt source freshness`, run before the build
+    every_row: str = ""  # why the build chose to rebuild every mart from every row (models/change_share.py)
 
     @property
     def models(self) -> list[NodeResult]:
@@ -95,6 +96,8 @@ class BuildReport:
                 f"on {self.target}"
             )
         ]
+        if self.every_row:
+            lines.append(f"built from every row: {self.every_row}")
         for m in tables:
             rows = "" if m.rows is None else f"{m.rows:>10,} rows"
             lines.append(f"  {m.name:<24} {rows:>15}  {m.seconds:6.2f}s  {m.status}")
@@ -121,7 +124,8 @@ class BuildReport:
         out = [
             "## Reporting models",
             "",
-            f"Warehouse `{self.target}`; built with dbt in {self.seconds:.2f} s.",
+            f"Warehouse `{self.target}`; built with dbt in {self.seconds:.2f} s."
+            + (f" Built from every row: {self.every_row}." if self.every_row else ""),
             "",
             "| model | kind | rows | seconds | status |",
             "|---|---|---:|---:|---|",

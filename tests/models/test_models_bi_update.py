@@ -114,8 +114,8 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The rebuilt leads are relative to the build before: a BI file of an earlier build, a file changed since its
-    publish, a build from every row, or rebuilt leads of many rows have every row compared instead, and the file
-    is still right."""
+    publish, or a build from every row (asked for, or after a full sync) has every row compared instead, and the
+    file is still right."""
     path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
     monkeypatch.setattr(bi_update, "WHOLE_BELOW", 0)
     bi = bi_path_for(path)
@@ -146,9 +146,10 @@ def test_a_previous_file_of_another_build_has_its_rows_compared(
     kept = "select count(*) from duckdb_tables() where table_name like 'incremental_rebuilt_%'"
     assert read_sql(path, kept) == [(0,)]  # every lead was rebuilt: none kept
     assert "(rebuilt leads)" in sync_then_build()
-    # a sync that re-wrote every recipient (a full one) rebuilds every lead: comparing rows costs less
+    # a sync that re-wrote every recipient (a full one): the build is from every row (models/change_share.py)
     said = sync_then_build("true")
-    assert "lead_engagement (rows compared)" in said and "lead_timeline (rebuilt leads)" in said, said[-2000:]
+    assert "every mart is rebuilt from every row" in said and "lead_engagement (rows compared)" in said
+    assert read_sql(path, kept) == [(0,)]
 
     shutil.move(bi, tmp_path / "updated.duckdb")
     publish_bi(path)

@@ -1,0 +1,100 @@
+"""The share of raw rows re-written since the last good build, on DuckDB and PostgreSQL, counted as the
+incremental models count a change (models/change_share.py); past a tenth, `outreach models` builds from every
+row and says why."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from devtools.synthetic import make_raw_warehouse
+from models.build import build
+from models.change_share import rewritten_share
+from pipelines.warehouse.destination import Warehouse, warehouse_target
+from tests.duckdb_sql import run_sql
+
+SNAPSHOT = "2026-03-01 00:00:00+00"
+SYNC = "2026-03-02 00:00:00+00"
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def warehouse(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Warehouse:
+    if request.param == "postgres":
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
+        return warehouse_target(destination="postgres")
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()
+    return warehouse_target(duckdb_path=tmp_path / "w.duckdb")
+
+
+def _execute(warehouse: Warehouse, statements: list[str]) -> None:
+    if warehouse.duckdb_path is not None:
+        con = duckdb.connect(str(warehouse.duckdb_path))
+        try:
+            for statement in statements:
+                con.execute(statement)
+        finally:
+            con.close()
+        return
+    pg = warehouse.connect()
+    try:
+        with pg, pg.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+    finally:
+        pg.close()
+
+
+def test_rows_written_since_the_snapshot_count_and_rows_without_a_stamp_do_not(warehouse: Warehouse) -> None:
+    _execute(
+        warehouse,
+        [
+            "create schema outreach",
+            "create table outreach.campaign_recipients (id text, synced_at timestamptz)",
+            "create table outreach.replies (id text, synced_at timestamptz)",
+        ],
+    )
+    assert rewritten_share(warehouse) is None  # no snapshot: nothing to compare with
+    _execute(
+        warehouse,
+        [
+            "create schema reporting_inputs",
+            "create table reporting_inputs.incremental_marks (table_name text, column_name text, stamp timestamptz)",
+            f"insert into reporting_inputs.incremental_marks values ('campaign_recipients', 'synced_at', '{SNAPSHOT}'),"
+            f" ('replies', 'synced_at', '{SNAPSHOT}'), ('replies', 'deleted_at', '{SYNC}')",
+            # 8 recipients as the snapshot saw them, 2 re-written since, 1 never stamped (not a change)
+            *[f"insert into outreach.campaign_recipients values ('r{n}', '{SNAPSHOT}')" for n in range(8)],
+            f"insert into outreach.campaign_recipients values ('r8', '{SYNC}'), ('r9', '{SYNC}'), ('r10', null)",
+            # 4 replies as seen, 1 new; a mark of another column of the same stamp does not hide it
+            *[f"insert into outreach.replies values ('p{n}', '{SNAPSHOT}')" for n in range(4)],
+            f"insert into outreach.replies values ('p4', '{SYNC}')",
+        ],
+    )
+    assert rewritten_share(warehouse) == pytest.approx(3 / 16)
+    # a table synced by a version without `synced_at`: every row counts as re-written, as the models count it
+    _execute(warehouse, ["alter table outreach.replies drop column synced_at"])
+    assert rewritten_share(warehouse) == pytest.approx(7 / 16)
+
+
+def test_after_a_full_sync_the_build_is_from_every_row_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    assert build(path, publish=False).passed
+    run_sql(
+        path,
+        "update outreach.campaign_recipients set synced_at = now() "
+        "where id = (select min(id) from outreach.campaign_recipients)",
+    )
+    assert build(path, publish=False).every_row == ""  # one row: incremental
+    run_sql(path, "update outreach.campaign_recipients set synced_at = now()")  # what a full sync writes
+    with caplog.at_level(logging.INFO, logger="models"):
+        report = build(path, publish=False)
+    assert report.passed
+    assert "% of the raw recipients and replies were re-written since the last build (a full sync)" in report.every_row
+    assert f"built from every row: {report.every_row}" in report.summary()
+    assert "every mart is rebuilt from every row, as with --full-refresh" in caplog.text
+    # the snapshot moved on: the next build is incremental again
+    assert build(path, publish=False).every_row == ""
