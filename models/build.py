@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from models import PROJECT_DIR
+from models import PROJECT_DIR, change_share
 from models.ab_store import write_variant_tests
-from models.change_share import REBUILD_ABOVE, rewritten_share
 from models.dbt_invoke import Invocation, invoke
 from models.errors import BuildInterrupted, DataTestFailure, ModelBuildError
 from models.freshness import check_freshness
@@ -144,10 +143,11 @@ def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
 def _why_every_row(target: Warehouse) -> str:
     """Why every mart should be rebuilt from every row: the syncs re-wrote so much since the last good build (a
     full sync) that it costs less than an incremental build (models/change_share.py); "" when they did not."""
-    share = rewritten_share(target)
-    if share is None or share <= REBUILD_ABOVE:
+    share = change_share.rewritten_share(target)
+    if share is None or share <= change_share.REBUILD_ABOVE:
         return ""
-    why = f"{share:.0%} of the raw recipients and replies were re-written since the last build (a full sync)"
+    why = f"{share:.0%} of the raw recipients and replies were re-written since the last build"
+    why += " (a full sync re-writes all)"
     log.info("%s: every mart is rebuilt from every row, as with --full-refresh", why)
     return why
 

@@ -13,12 +13,16 @@ the way the incremental models do: a row is re-written when its `synced_at` is n
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import duckdb
 
+from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
+
+log = logging.getLogger(__name__)
 
 #: a share of the raw recipients and replies; above it a build from every row costs less
 REBUILD_ABOVE = 0.1
@@ -34,7 +38,18 @@ Query = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 def rewritten_share(target: Warehouse) -> float | None:
     """The share of raw recipients and replies re-written since the last good build; None when there is no
-    snapshot to compare with (the incremental build then rebuilds every lead anyway) or no such table."""
+    snapshot to compare with (the incremental build then rebuilds every lead anyway), no such table, or the count
+    failed (logged: the build then goes incrementally, as it would have, and meets the cause itself)."""
+    import psycopg2
+
+    try:
+        return _count(target)
+    except (duckdb.Error, psycopg2.Error) as exc:
+        log.warning("cannot count the raw rows re-written since the last build: %s", one_line(exc))
+        return None
+
+
+def _count(target: Warehouse) -> float | None:
     if target.duckdb_path is not None:
         con = duckdb.connect()
         try:

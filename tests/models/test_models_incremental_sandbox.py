@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from models import change_share
 from models.build import build
 from pipelines.sync.edge import run_sync
 from tests.duckdb_sql import run_pg_sql
@@ -81,6 +82,7 @@ class Warehouse:
             dbt_vars=dbt_vars,
         )
         assert report.passed, report.summary()
+        assert not report.every_row  # incremental, unless asked
         kinds = {m.name: m.kind for m in report.models}
         assert kinds["lead_engagement"] == "incremental"
 
@@ -170,6 +172,13 @@ def _scenario(wh: Warehouse) -> None:
             extra = wh.one(f"select count(*) from (select * from {a}.{table} except all select * from {b}.{table}) d")
             assert extra == 0, (table, f"{extra} rows of {a} are not in {b}")
     assert wh.one("select count(*) from reporting.lead_engagement") > 50
+
+
+@pytest.fixture(autouse=True)
+def _incremental_after_a_full_sync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The incremental path is what is checked here, after full syncs too (deletion marks, a closed campaign):
+    `outreach models` would build those from every row (models/change_share.py)."""
+    monkeypatch.setattr(change_share, "REBUILD_ABOVE", 1.0)
 
 
 def test_incremental_equals_full_refresh_on_duckdb(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:
