@@ -3,9 +3,9 @@ rebuild every mart from every row (dbt's `--full-refresh`) instead of going incr
 
 After a full sync every raw recipient and reply carries that run's `synced_at`: an incremental build would
 rebuild every lead through its incremental machinery (the touched leads, an undo record of every row, data tests
-scoped to every row), which costs more than a build from every row and, at 10M recipients, ran out of DuckDB's
-memory limit (models/README.md, incremental models). Both builds give the same tables; past `REBUILD_ABOVE`
-of the rows re-written, `outreach models` builds from every row.
+scoped to every row), which costs at least what a build from every row does and, at 10M recipients, ran out of
+DuckDB's memory limit (models/README.md, incremental models; bench/models_full_sync.py). Both builds give the
+same tables; past `REBUILD_ABOVE` of the rows re-written, `outreach models` builds from every row.
 
 The count reads the snapshot of the last good build (`reporting_inputs.incremental_marks`, macros/incremental.sql)
 the way the incremental models do: a row is re-written when its `synced_at` is not among the snapshot's.
@@ -24,7 +24,7 @@ from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
 
-#: a share of the raw recipients and replies; above it a build from every row costs less
+#: a share of the raw recipients and replies re-written; past it a build from every row costs no more
 REBUILD_ABOVE = 0.1
 TABLES = ("campaign_recipients", "replies")  # macros/incremental.sql incremental_marked_tables()
 _MARKS = "reporting_inputs.incremental_marks"

@@ -130,6 +130,21 @@ def pg_credentials(pg_server: Any, pg_dsn: str) -> str:
     return str(pg_server.dlt_credentials(pg_dsn.rsplit("/", 1)[1]))
 
 
+@pytest.fixture(params=["duckdb", "postgres"])
+def empty_warehouse(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An empty warehouse of each engine, as the settings resolve it: a new DuckDB file, or a fresh PostgreSQL
+    database (DESTINATION__POSTGRES__CREDENTIALS set for the test)."""
+    import duckdb
+
+    from pipelines.warehouse.destination import warehouse_target
+
+    if request.param == "postgres":
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
+        return warehouse_target(destination="postgres")
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()
+    return warehouse_target(duckdb_path=tmp_path / "w.duckdb")
+
+
 @pytest.fixture(scope="module")
 def prefect_harness() -> Iterator[str]:
     """One Prefect test server (temporary SQLite) per test file that needs one; yields its API URL.

@@ -6,15 +6,11 @@ the resolved rows'. In DuckDB and in a real PostgreSQL."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-import duckdb
-import pytest
 
 from alerts.db import Db, connect
 from alerts.finding import Finding
 from alerts.store import TABLE, acknowledge, incident_id, reconcile
-from pipelines.warehouse.destination import Warehouse, warehouse_target
+from pipelines.warehouse.destination import Warehouse
 
 RULE, OTHER = "positive_reply_waiting", "campaign_stalled"
 T0 = datetime(2026, 3, 3, tzinfo=UTC)
@@ -33,18 +29,9 @@ def _state(db: Db) -> dict[str, tuple[object, ...]]:
     return {str(r[0]): tuple(r[1:]) for r in rows}
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
-def warehouse(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Warehouse:
-    if request.param == "postgres":
-        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
-        return warehouse_target(destination="postgres")
-    duckdb.connect(str(tmp_path / "w.duckdb")).close()
-    return warehouse_target(duckdb_path=tmp_path / "w.duckdb")
-
-
-def test_hundreds_of_findings_open_resolve_and_reopen_as_one_at_a_time_would(warehouse: Warehouse) -> None:
+def test_hundreds_of_findings_open_resolve_and_reopen_as_one_at_a_time_would(empty_warehouse: Warehouse) -> None:
     a, b, other = _found(0, 200), _found(200, 260), _found(300, 330, OTHER)
-    with connect(warehouse) as db:
+    with connect(empty_warehouse) as db:
         opened = reconcile(db, [*a, a[5], *other], [RULE, OTHER], T0)
         assert [(t.kind, t.incident["subject_id"]) for t in opened] == [
             ("opened", f.subject_id) for f in [*a, *other]
