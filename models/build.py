@@ -77,13 +77,16 @@ def build(
     with _ctrl_c_says_what_it_left(lambda: stage):
         progress.set_stage("checking the warehouse")
         check_warehouse(target)
-        why_every_row = "" if full_refresh else _why_every_row(target)
+        variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
+        variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
+        # where an incremental build would rebuild every lead anyway, building from every row costs less
+        why_every_row = "" if full_refresh else change_share.why_every_row(target, variables[FINGERPRINT_VAR])
+        if why_every_row:
+            log.info("%s: every mart is rebuilt from every row, as with --full-refresh", why_every_row)
         every_row = full_refresh or bool(why_every_row)
         progress.set_stage("A/B statistics")
         # dbt-postgres runs no Python: the A/B statistics are computed before dbt (kept when their inputs are unchanged)
         write_variant_tests(target, recompute=full_refresh)
-        variables = {**(dbt_vars or {}), **ATOMIC_VARS}  # the build's vars: freshness and the build share one parse
-        variables[FINGERPRINT_VAR] = project_fingerprint(project_dir, variables)
         # One parse for both commands. A project that does not parse leaves None: each command then reports it.
         progress.set_stage("parsing the project")
         manifest = invoke(["parse"], target, dbt_vars=variables, project_dir=project_dir).manifest
@@ -138,18 +141,6 @@ def _ctrl_c_says_what_it_left(stage: Callable[[], str]) -> Iterator[None]:
             if interrupted():
                 raise BuildInterrupted(stage(), interrupted()) from None
             raise
-
-
-def _why_every_row(target: Warehouse) -> str:
-    """Why every mart should be rebuilt from every row: the syncs re-wrote so much since the last good build (a
-    full sync) that it costs less than an incremental build (models/change_share.py); "" when they did not."""
-    share = change_share.rewritten_share(target)
-    if share is None or share <= change_share.REBUILD_ABOVE:
-        return ""
-    why = f"{share:.0%} of the raw recipients and replies were re-written since the last build"
-    why += " (a full sync re-writes all)"
-    log.info("%s: every mart is rebuilt from every row, as with --full-refresh", why)
-    return why
 
 
 def _check_interrupted(stage: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
-from models.change_share import rewritten_share
+from models.change_share import OTHER_VERSION, rewritten_share
 from pipelines.warehouse.destination import Warehouse
 from tests.duckdb_sql import read_sql, run_sql
 
@@ -88,3 +88,13 @@ def test_after_a_full_sync_the_build_is_from_every_row_and_says_so(
     }  # built from every row: no rebuilt leads for the BI publish (models/bi_update.py)
     # the snapshot moved on: the next build is incremental again (a build that failed would not have moved it)
     assert build(path, publish=False).every_row == ""
+
+
+def test_after_a_change_of_the_vars_the_build_is_from_every_row(tmp_path: Path) -> None:
+    """The last good build's snapshot holds another fingerprint: every lead would be rebuilt anyway."""
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    assert build(path, publish=False).every_row == ""  # the first build: nothing to compare with
+    as_positive = {"extra_reply_classes": {"not_interested": "positive"}}
+    report = build(path, publish=False, dbt_vars=as_positive)
+    assert report.passed and report.every_row == OTHER_VERSION
+    assert build(path, publish=False, dbt_vars=as_positive).every_row == ""  # the same vars again

@@ -175,10 +175,10 @@ def _scenario(wh: Warehouse) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _incremental_after_a_full_sync(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The incremental path is what is checked here, after full syncs too (deletion marks, a closed campaign):
-    `outreach models` would build those from every row (models/change_share.py)."""
-    monkeypatch.setattr(change_share, "REBUILD_ABOVE", 1.0)
+def _always_incremental(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The incremental path is what is checked here, also after full syncs (deletion marks, a closed campaign)
+    and a changed var, where `outreach models` builds from every row instead (models/change_share.py)."""
+    monkeypatch.setattr(change_share, "why_every_row", lambda target, fingerprint: "")
 
 
 def test_incremental_equals_full_refresh_on_duckdb(make_sandbox: Callable[..., Any], tmp_path: Path) -> None:

@@ -64,10 +64,10 @@ def _variant_sent(path: Path, change: int) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _incremental_whatever_the_share(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The undo record is what is checked here: a tenth of the recipients re-written stays incremental, near the
-    share past which `outreach models` builds from every row (models/change_share.py)."""
-    monkeypatch.setattr(change_share, "REBUILD_ABOVE", 1.0)
+def _always_incremental(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The undo record is what is checked here: a tenth of the recipients re-written, near the share past which
+    `outreach models` builds from every row (models/change_share.py), stays incremental."""
+    monkeypatch.setattr(change_share, "why_every_row", lambda target, fingerprint: "")
 
 
 @pytest.fixture
