@@ -66,13 +66,6 @@ def why_every_row(target: Warehouse, fingerprint: str) -> str:
     return f"{rewritten} (a full sync re-writes all)"
 
 
-def rewritten_share(target: Warehouse) -> float | None:
-    """The share of raw recipients and replies re-written since the last good build; None when there is no
-    snapshot to compare with or no such table."""
-    with _query(target) as query:
-        return _share(query, _columns(query))
-
-
 @contextmanager
 def _query(target: Warehouse) -> Iterator[Query]:
     if target.duckdb_path is not None:

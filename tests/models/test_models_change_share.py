@@ -12,7 +12,7 @@ import pytest
 
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
-from models.change_share import OTHER_VERSION, rewritten_share
+from models.change_share import OTHER_VERSION, why_every_row
 from pipelines.warehouse.destination import Warehouse
 from tests.duckdb_sql import read_sql, run_sql
 
@@ -38,7 +38,9 @@ def _execute(warehouse: Warehouse, statements: list[str]) -> None:
         pg.close()
 
 
-def test_rows_written_since_the_snapshot_count_and_rows_without_a_stamp_do_not(empty_warehouse: Warehouse) -> None:
+def test_rows_written_since_the_snapshot_count_and_another_fingerprint_rebuilds_every_row(
+    empty_warehouse: Warehouse,
+) -> None:
     _execute(
         empty_warehouse,
         [
@@ -47,26 +49,32 @@ def test_rows_written_since_the_snapshot_count_and_rows_without_a_stamp_do_not(e
             "create table outreach.replies (id text, synced_at timestamptz)",
         ],
     )
-    assert rewritten_share(empty_warehouse) is None  # no snapshot: nothing to compare with
+    assert why_every_row(empty_warehouse, "this build") == ""  # no snapshot: nothing to compare with
     _execute(
         empty_warehouse,
         [
             "create schema reporting_inputs",
+            "create table reporting_inputs.incremental_build (fingerprint text)",
+            "insert into reporting_inputs.incremental_build values ('this build')",
             "create table reporting_inputs.incremental_marks (table_name text, column_name text, stamp timestamptz)",
             f"insert into reporting_inputs.incremental_marks values ('campaign_recipients', 'synced_at', '{SNAPSHOT}'),"
             f" ('replies', 'synced_at', '{SNAPSHOT}'), ('replies', 'deleted_at', '{SYNC}')",
-            # 8 recipients as the snapshot saw them, 2 re-written since, 1 never stamped (not a change)
+            # 8 recipients as the snapshot saw them, 1 never stamped (not a change)
             *[f"insert into outreach.campaign_recipients values ('r{n}', '{SNAPSHOT}')" for n in range(8)],
-            f"insert into outreach.campaign_recipients values ('r8', '{SYNC}'), ('r9', '{SYNC}'), ('r10', null)",
+            "insert into outreach.campaign_recipients values ('r10', null)",
             # 4 replies as seen, 1 new; a mark of another column of the same stamp does not hide it
             *[f"insert into outreach.replies values ('p{n}', '{SNAPSHOT}')" for n in range(4)],
             f"insert into outreach.replies values ('p4', '{SYNC}')",
         ],
     )
-    assert rewritten_share(empty_warehouse) == pytest.approx(3 / 16)
+    assert why_every_row(empty_warehouse, "this build") == ""  # 1 of 14: incremental
+    _execute(empty_warehouse, [f"insert into outreach.campaign_recipients values ('r8', '{SYNC}'), ('r9', '{SYNC}')"])
+    rewritten = "of the raw recipients and replies were re-written since the last build (a full sync re-writes all)"
+    assert why_every_row(empty_warehouse, "this build") == f"19% {rewritten}"  # 3 of 16
     # a table synced by a version without `synced_at`: every row counts as re-written, as the models count it
     _execute(empty_warehouse, ["alter table outreach.replies drop column synced_at"])
-    assert rewritten_share(empty_warehouse) == pytest.approx(7 / 16)
+    assert why_every_row(empty_warehouse, "this build") == f"44% {rewritten}"  # 7 of 16
+    assert why_every_row(empty_warehouse, "another version") == OTHER_VERSION
 
 
 def test_after_a_full_sync_the_build_is_from_every_row_and_says_so(
