@@ -1,0 +1,60 @@
+"""The raw rows a sync re-wrote since the last good build decide which leads an incremental build rebuilds, on both
+engines: on DuckDB by their stamps, on PostgreSQL by the ids the build's on-run-start hook kept of them
+(macros/incremental_scope.sql, changed_rows_condition), which the build drops again at its end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from devtools.pg_copy import copy_raw_tables
+from devtools.synthetic import make_raw_warehouse
+from models.build import build
+from pipelines.warehouse.destination import Warehouse, warehouse_target
+from tests.duckdb_sql import run_pg_sql, run_sql
+
+pytestmark = pytest.mark.timeout(300)
+
+SYNC = "2030-01-01 00:00:01+00"  # the start of a sync run after the first build
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
+def test_an_incremental_build_rebuilds_the_leads_of_the_rows_a_sync_rewrote(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    sql: Callable[[str], list[tuple[Any, ...]]]
+    if engine == "postgres":
+        dsn = request.getfixturevalue("pg_dsn")
+        copy_raw_tables(raw, dsn)
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
+        warehouse: Warehouse = warehouse_target(destination="postgres")
+        sql = lambda statement: run_pg_sql(dsn, statement)  # noqa: E731
+    else:
+        warehouse = warehouse_target(duckdb_path=raw)
+        sql = lambda statement: run_sql(raw, statement)  # noqa: E731
+    assert build(warehouse, publish=False).passed
+
+    # a recipient and a reply of two other leads, re-written by a sync run
+    recipient, *recipient_lead = sql(
+        "select id, workspace_id, lower(trim(email)) from outreach.campaign_recipients where deleted_at is null "
+        "order by id limit 1"
+    )[0]
+    reply, *reply_lead = sql(
+        'select id, workspace_id, lower(trim("from")) from outreach.replies where deleted_at is null '
+        f"and lower(trim(\"from\")) <> '{recipient_lead[1]}' order by id limit 1"
+    )[0]
+    sql(f"update outreach.campaign_recipients set synced_at = '{SYNC}' where id = '{recipient}'")
+    sql(f"update outreach.replies set synced_at = '{SYNC}' where id = '{reply}'")
+    assert build(warehouse, publish=False).passed
+
+    rebuilt = sql("select workspace_key, lead_key from reporting_inputs.incremental_rebuilt_lead_engagement")
+    assert sorted(rebuilt) == sorted([tuple(recipient_lead), tuple(reply_lead)])
+    left = sql(
+        "select table_name from information_schema.tables where table_schema = 'reporting_inputs' "
+        "and table_name like 'incremental_changed_%'"
+    )
+    assert left == []  # the run's ids of changed rows went with it
