@@ -18,7 +18,7 @@ server's (its backends', from /proc). The 1-minute load average is read before a
 With `--baseline REV`, the same is done again right after with the dbt project of git revision REV (its `models/`
 from git history), on its own copy of the same raw database: a change's before and after in one run. One JSON
 line per project (`tree`: the checkout's commit or REV); stored under `models_incremental_pg/<recipients>` in
-bench/results.json (RESULTS.md is written again) unless `--no-save`.
+bench/results.json, before the lines of earlier runs (RESULTS.md is written again), unless `--no-save`.
 """
 
 from __future__ import annotations
@@ -182,11 +182,13 @@ def main() -> None:
         projects = {commit: ROOT / "models", **({args.baseline: base / "models"} if base is not None else {})}
         lines = run(args.recipients, Path(workdir), projects)
     if not args.no_save:
-        from bench.results import save_record
+        from bench.results import load_results, save_record
 
+        key = f"models_incremental_pg/{args.recipients}"
+        stored = load_results().get("other", {}).get(key, {}).get("result", [])  # earlier runs stay, after
         save_record({"name": "models_incremental_pg", "scale": str(args.recipients), "date": lines[0]["date"],
                      "command": " ".join(["python -m bench.models_incremental_pg", *sys.argv[1:]]),
-                     "result": lines}, section="other")  # fmt: skip
+                     "result": [*lines, *stored]}, section="other")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -74,6 +74,9 @@
             {%- do statements.append('create table ' ~ changed_rows_relation(table_name) ~ ' as select id from '
                 ~ raw_relation(table_name) ~ ' where '
                 ~ raw_rows_where(table_name, stamps_changed_since_snapshot(table_name, raw_stamp_columns(table_name)))) -%}
+            {%- if target.type == 'postgres' -%}  {#- read at once: macros/planner_statistics.sql -#}
+                {%- do statements.append('analyze ' ~ changed_rows_relation(table_name)) -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(statements) }}
