@@ -83,15 +83,10 @@
 {% macro stamp_columns(columns) %}{{ return(columns | select('in', ['synced_at', 'deleted_at']) | list) }}{% endmacro %}
 
 {#- A condition on a raw row of `table_name` (columns unqualified): written or marked deleted since the snapshot.
-    `stamps`: raw_stamp_columns(table_name), when the caller has read them already. The condition on the stamps
-    below on DuckDB; on PostgreSQL the ids of those rows, found once (macros/incremental_scope.sql). -#}
+    `stamps`: raw_stamp_columns(table_name), when the caller has read them already. -#}
 {% macro changed_since_snapshot(table_name, stamps=none) -%}
-    {{ adapter.dispatch('changed_rows_condition', 'outreach')(table_name,
-        raw_stamp_columns(table_name) if stamps is none else stamps) }}
-{%- endmacro %}
-
-{% macro stamps_changed_since_snapshot(table_name, stamps) -%}
     {%- set marks = incremental_state_relation('marks') -%}
+    {%- set stamps = raw_stamp_columns(table_name) if stamps is none else stamps -%}
     {%- if 'synced_at' not in stamps -%}
         1 = 1
     {%- else -%}

@@ -48,10 +48,9 @@
     {{ return(true) }}
 {% endmacro %}
 
-{#- The raw tables whose changed rows are kept by id: those a test's scope reads (`changed_rows`), and the marked
-    tables, which changed_since_snapshot reads on PostgreSQL. -#}
+{#- The raw tables whose changed rows a test's scope reads (`changed_rows`). -#}
 {% macro changed_rows_tables() %}
-    {%- set found = incremental_marked_tables() | list -%}
+    {%- set found = [] -%}
     {%- for node in graph.nodes.values() -%}
         {%- set scope = (node.test_metadata or {}).get('kwargs', {}).get('incremental_scope') or {} -%}
         {%- if node.resource_type == 'test' and scope.changed_rows and scope.changed_rows not in found -%}
@@ -72,11 +71,7 @@
     {%- for table_name in changed_rows_tables() -%}
         {%- if ready and 'id' in raw_columns(table_name) -%}
             {%- do statements.append('create table ' ~ changed_rows_relation(table_name) ~ ' as select id from '
-                ~ raw_relation(table_name) ~ ' where '
-                ~ raw_rows_where(table_name, stamps_changed_since_snapshot(table_name, raw_stamp_columns(table_name)))) -%}
-            {%- if target.type == 'postgres' -%}  {#- read at once: macros/planner_statistics.sql -#}
-                {%- do statements.append('analyze ' ~ changed_rows_relation(table_name)) -%}
-            {%- endif -%}
+                ~ raw_relation(table_name) ~ ' where ' ~ raw_rows_where(table_name, changed_since_snapshot(table_name))) -%}
         {%- endif -%}
     {%- endfor -%}
     {{ return(statements) }}
@@ -88,19 +83,4 @@
         {%- do statements.append('drop table if exists ' ~ changed_rows_relation(table_name)) -%}
     {%- endfor -%}
     {{ return(statements) }}
-{% endmacro %}
-
-{#- changed_since_snapshot's condition. DuckDB: the one on the stamps (raw_rows_where then picks the rows by rowid).
-    PostgreSQL: the ids above. Its planner guesses a condition on the stamps (a join with the marks) to hold for
-    half the table, and so hashed the million rows of incremental_row_leads instead of the few thousand changed
-    ones: the touched leads of lead_engagement took 9.3 s of a 30 s incremental build at 1M recipients (by hand,
-    2026-11-30); their statement ran 4.1 s alone, 1.0 s on the ids. -#}
-{% macro duckdb__changed_rows_condition(table_name, stamps) %}
-    {{ return(stamps_changed_since_snapshot(table_name, stamps)) }}
-{% endmacro %}
-{% macro default__changed_rows_condition(table_name, stamps) %}
-    {%- if 'synced_at' not in stamps or 'id' not in raw_columns(table_name) -%}
-        {{ return(stamps_changed_since_snapshot(table_name, stamps)) }}
-    {%- endif -%}
-    {{ return('id in (select id from ' ~ changed_rows_relation(table_name) ~ ')') }}
 {% endmacro %}

@@ -1,6 +1,5 @@
-"""The raw rows a sync re-wrote since the last good build decide which leads an incremental build rebuilds, on both
-engines: on DuckDB by their stamps, on PostgreSQL by the ids the build's on-run-start hook kept of them
-(macros/incremental_scope.sql, changed_rows_condition), which the build drops again at its end."""
+"""An incremental build rebuilds exactly the leads of the raw rows a sync re-wrote since the last good build (a
+recipient's and a reply's), on both engines, and leaves none of the run's ids of changed rows behind."""
 
 from __future__ import annotations
 
