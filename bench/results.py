@@ -15,6 +15,7 @@ import psutil
 
 from bench.results_commands import demo_section, suite_time_section
 from bench.results_sections import (
+    incremental_pg_section,
     incremental_section,
     local_speed_section,
     scale_out_section,
@@ -112,6 +113,8 @@ def render_markdown(data: dict[str, Any]) -> str:
     incremental = other.pop("models_incremental/-", None)
     if incremental and isinstance(incremental.get("result"), list):
         out += incremental_section(incremental)
+    for key in sorted(k for k in other if k.startswith("models_incremental_pg/")):
+        out += incremental_pg_section(other.pop(key))
     soak = other.pop("soak/-", None)
     if soak and isinstance(soak.get("result"), list):
         out += soak_section(soak)

@@ -204,6 +204,31 @@ def incremental_section(rec: dict[str, Any]) -> list[str]:
     return out
 
 
+def incremental_pg_section(rec: dict[str, Any]) -> list[str]:
+    """bench/models_incremental_pg.py: the same two builds on PostgreSQL, in one process, per run and project."""
+    out = [
+        "",
+        f"## Models on PostgreSQL: full build vs incremental build after a 1% change ({rec['date']})",
+        "",
+        f"`{rec['command']}`: the synthetic warehouse copied into a throwaway server, the same change and builds as",
+        "above, each build in the bench's process with 4 dbt threads. CPU: the build process's and the server's.",
+        "",
+        "| recipients | tree | started | full s | incremental s | incr/full | incr/full CPU (build; server) "
+        "| lead_engagement full / incr s | tests summed full / incr s | load avg (full; incr) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for line in rec["result"]:
+        full, incr = line["full"], line["incremental"]
+        load = [*full["load_avg_1m"], *incr["load_avg_1m"]]
+        out.append(
+            f"| {line['recipients']:,} | {line['tree']} | {line['date']} | {full['wall_s']} | {incr['wall_s']} "
+            f"| {ratio_x(line['ratio_wall'])} | {ratio_x(line['ratio_cpu'])}; {ratio_x(line['ratio_server_cpu'])} "
+            f"| {full['mart_s'].get('lead_engagement')} / {incr['mart_s'].get('lead_engagement')} "
+            f"| {full['tests_s_summed']} / {incr['tests_s_summed']} | {load[0]}-{load[1]}; {load[2]}-{load[3]} |"
+        )
+    return out + (["", str(rec["note"])] if rec.get("note") else [])
+
+
 def scenarios_rows(scenarios: dict[str, Any]) -> list[str]:
     """The sync scenarios' table rows, then their failures as measured."""
     out: list[str] = []
