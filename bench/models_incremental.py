@@ -66,20 +66,26 @@ def _build(path: Path, mode: str, env: dict[str, str], tree: Path) -> dict[str, 
     return result
 
 
+#: what a simulated quick sync re-writes: (raw table, its key, whether its rows carry the sync's synced_at)
+TOUCHED = (("campaign_recipients", "id", True), ("replies", "id", True), ("events", "event_id", False))
+
+
+def touch_load(round_no: int) -> tuple[str, str]:
+    """The load id and synced_at of round `round_no`'s simulated quick sync."""
+    return f"{1_800_000_000 + round_no}.5", f"2026-03-02 12:{10 + round_no:02d}:00+00"
+
+
 def _child_touch(path: str, round_no: int) -> None:
     """One quick sync's load: a new load id and synced_at on 1% of recipients, replies and events."""
     import duckdb
 
-    load_id = f"{1_800_000_000 + round_no}.5"
-    stamp = f"2026-03-02 12:{10 + round_no:02d}:00+00"
+    load_id, stamp = touch_load(round_no)
     started = time.perf_counter()
     con = duckdb.connect(path)
     try:
         con.execute("begin")
         touched = {}
-        # (table, its key, whether its rows carry the sync's synced_at)
-        for table, key, stamped in (("campaign_recipients", "id", True), ("replies", "id", True),
-                                    ("events", "event_id", False)):  # fmt: skip
+        for table, key, stamped in TOUCHED:
             stamp_sql = ", synced_at = $stamp" if stamped else ""
             con.execute(
                 f"update outreach.{table} set _dlt_load_id = $load{stamp_sql} "

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.models_build import ROOT
-from bench.models_incremental import SHARE
+from bench.models_incremental import SHARE, TOUCHED, touch_load
 from devtools.runner_parity import runner_tree
 
 #: `outreach models`' default
@@ -47,13 +47,11 @@ def touch(dsn: str, round_no: int) -> dict[str, Any]:
     """One quick sync's load, as bench/models_incremental.py `_child_touch` writes it on DuckDB."""
     import psycopg2
 
-    load_id = f"{1_800_000_000 + round_no}.5"
-    stamp = f"2026-03-02 12:{10 + round_no:02d}:00+00"
+    load_id, stamp = touch_load(round_no)
     started = time.perf_counter()
     touched = {}
     with psycopg2.connect(dsn) as con, con.cursor() as cur:
-        for table, key, stamped in (("campaign_recipients", "id", True), ("replies", "id", True),
-                                    ("events", "event_id", False)):  # fmt: skip
+        for table, key, stamped in TOUCHED:
             stamp_sql = ", synced_at = %(stamp)s" if stamped else ""
             cur.execute(
                 f"update outreach.{table} set _dlt_load_id = %(load)s{stamp_sql} "
