@@ -34,8 +34,9 @@ def test_the_server_cpu_counts_the_postmaster_and_its_backends(pg_server: Any, p
 
 def test_the_section_gives_each_run_its_row() -> None:
     build = {"wall_s": 10.0, "mart_s": {"lead_engagement": 2.0}, "tests_s_summed": 3.0, "load_avg_1m": [1.0, 1.5]}
+    ratios = {"ratio_wall": 0.5, "ratio_cpu": 0.6, "ratio_server_cpu": 0.7}
     line = {"recipients": 1000, "tree": "abc1234", "date": "2026-11-30T13:15:24Z", "full": build,
-            "incremental": {**build, "wall_s": 5.0}, "ratio_wall": 0.5, "ratio_cpu": 0.6, "ratio_server_cpu": 0.7}  # fmt: skip
+            "incremental": {**build, "wall_s": 5.0}, **ratios}  # fmt: skip
     out = incremental_pg_section({"date": line["date"], "command": "python -m bench.models_incremental_pg",
                                   "result": [line], "note": "why"})  # fmt: skip
     assert "| 1,000 | abc1234 | 2026-11-30T13:15:24Z | 10.0 | 5.0 | 0.50x | 0.60x; 0.70x | 2.0 / 2.0 | 3.0 / 3.0 " in (
