@@ -66,7 +66,7 @@ def touch(dsn: str, round_no: int) -> dict[str, Any]:
     return {"touched": touched, "touch_s": round(time.perf_counter() - started, 2)}
 
 
-def _server_cpu_s(postmaster: int) -> float:
+def server_cpu_s(postmaster: int) -> float:
     """CPU seconds of the server so far: the postmaster's own and its exited backends' (reaped into its cutime),
     and its live processes'."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -89,7 +89,7 @@ def build_once(dsn_env: str, postmaster: int, project: Path, *, full_refresh: bo
     os.environ["DESTINATION__POSTGRES__CREDENTIALS"] = dsn_env
     load_before = os.getloadavg()[0]
     cpu_before = _own_cpu_s()
-    server_before = _server_cpu_s(postmaster)
+    server_before = server_cpu_s(postmaster)
     started = time.perf_counter()
     report = build(destination="postgres", project_dir=project, publish=False, full_refresh=full_refresh)
     wall = time.perf_counter() - started
@@ -100,7 +100,7 @@ def build_once(dsn_env: str, postmaster: int, project: Path, *, full_refresh: bo
         "wall_s": round(wall, 2),
         "dbt_s": round(report.seconds, 2),
         "cpu_s": round(_own_cpu_s() - cpu_before, 2),
-        "server_cpu_s": round(_server_cpu_s(postmaster) - server_before, 2),
+        "server_cpu_s": round(server_cpu_s(postmaster) - server_before, 2),
         "mart_s": marts,
         "tests_s_summed": round(sum(t.seconds for t in report.tests), 2),
         "load_avg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
@@ -124,8 +124,7 @@ def run(recipients: int, workdir: Path, projects: dict[str, Path]) -> list[dict[
     lines: list[dict[str, Any]] = []
     server = PostgresServer().start()
     try:
-        assert server._proc is not None  # started
-        postmaster = server._proc.pid
+        postmaster = server.pid
         started = time.perf_counter()
         copied = copy_raw_tables(raw, server.create_database("raw"))
         copy_s = round(time.perf_counter() - started, 1)

@@ -96,7 +96,7 @@ def figure_store(charts: Sequence[Chart], scopes: Iterable[Scope]) -> dict[str, 
 
 def _workspace_menu(data: ReportData) -> list[dict[str, Any]]:
     # the campaigns sorted once and dealt to their workspaces: a filter per workspace read every campaign per
-    # workspace (3.6 s for 1,000 workspaces of 3,000 campaigns)
+    # workspace (2.4 s for 1,000 workspaces of 3,000 campaigns)
     campaigns: dict[Any, list[dict[str, str]]] = {}
     for c in data.campaigns.sort_values(["campaign_name", "campaign_id"]).itertuples(index=False):
         campaigns.setdefault(c.workspace_id, []).append(

@@ -106,6 +106,13 @@ class PostgresServer:
         self.stop()
 
     # -- use ----------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id (the server's other processes are its children)."""
+        if self._proc is None:
+            raise PostgresUnavailable("the server is not started")
+        return self._proc.pid
+
     def dsn(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
 

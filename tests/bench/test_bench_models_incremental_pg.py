@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models_incremental_pg import _server_cpu_s, touch
+from bench.models_incremental_pg import server_cpu_s, touch
 from bench.results_sections import incremental_pg_section
 from devtools.pg_copy import copy_raw_tables
 from devtools.synthetic import make_raw_warehouse
@@ -27,9 +27,9 @@ def test_a_touch_rewrites_about_one_in_a_hundred_rows_as_one_new_load(tmp_path: 
 
 
 def test_the_server_cpu_counts_the_postmaster_and_its_backends(pg_server: Any, pg_dsn: str) -> None:
-    before = _server_cpu_s(pg_server._proc.pid)
+    before = server_cpu_s(pg_server.pid)
     run_pg_sql(pg_dsn, "select count(*) from generate_series(1, 3000000)")  # a backend's CPU, then it exits
-    assert _server_cpu_s(pg_server._proc.pid) > before
+    assert server_cpu_s(pg_server.pid) > before
 
 
 def test_the_section_gives_each_run_its_row() -> None:
