@@ -8,6 +8,8 @@ from typing import Any
 
 import duckdb
 
+from pipelines.warehouse.destination import Warehouse
+
 
 def run_sql(path: Path, sql: str) -> list[tuple[Any, ...]]:
     """Run one statement on the file; its rows, or [] for a statement that returns none."""
@@ -35,7 +37,18 @@ def run_pg_sql(dsn: str, sql: str) -> list[tuple[Any, ...]]:
     none."""
     import psycopg2
 
-    con = psycopg2.connect(dsn)
+    return _run_on(psycopg2.connect(dsn), sql)
+
+
+def run_warehouse_sql(warehouse: Warehouse, sql: str) -> list[tuple[Any, ...]]:
+    """`run_sql` or `run_pg_sql` on the warehouse as the settings resolve it (a DuckDB file, or PostgreSQL)."""
+    if warehouse.duckdb_path is not None:
+        return run_sql(warehouse.duckdb_path, sql)
+    return _run_on(warehouse.connect(), sql)
+
+
+def _run_on(con: Any, sql: str) -> list[tuple[Any, ...]]:
+    """Run one statement on a psycopg2 connection, commit and close it."""
     try:
         with con, con.cursor() as cursor:
             cursor.execute(sql)

@@ -7,35 +7,21 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
 from models.change_share import OTHER_VERSION, why_every_row
 from pipelines.warehouse.destination import Warehouse
-from tests.duckdb_sql import read_sql, run_sql
+from tests.duckdb_sql import read_sql, run_sql, run_warehouse_sql
 
 SNAPSHOT = "2026-03-01 00:00:00+00"
 SYNC = "2026-03-02 00:00:00+00"
 
 
 def _execute(warehouse: Warehouse, statements: list[str]) -> None:
-    if warehouse.duckdb_path is not None:
-        con = duckdb.connect(str(warehouse.duckdb_path))
-        try:
-            for statement in statements:
-                con.execute(statement)
-        finally:
-            con.close()
-        return
-    pg = warehouse.connect()
-    try:
-        with pg, pg.cursor() as cur:
-            for statement in statements:
-                cur.execute(statement)
-    finally:
-        pg.close()
+    for statement in statements:
+        run_warehouse_sql(warehouse, statement)
 
 
 def test_rows_written_since_the_snapshot_count_and_another_fingerprint_rebuilds_every_row(

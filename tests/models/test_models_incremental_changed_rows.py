@@ -3,7 +3,6 @@ recipient's and a reply's), on both engines, and leaves none of the run's ids of
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,30 +11,26 @@ import pytest
 from devtools.pg_copy import copy_raw_tables
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
-from pipelines.warehouse.destination import Warehouse, warehouse_target
-from tests.duckdb_sql import run_pg_sql, run_sql
+from pipelines.warehouse.destination import Warehouse
+from tests.duckdb_sql import run_warehouse_sql
 
 pytestmark = pytest.mark.timeout(300)
 
 SYNC = "2030-01-01 00:00:01+00"  # the start of a sync run after the first build
 
 
-@pytest.mark.parametrize("engine", ["duckdb", "postgres"])
 def test_an_incremental_build_rebuilds_the_leads_of_the_rows_a_sync_rewrote(
-    engine: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    empty_warehouse: Warehouse, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    raw = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
-    sql: Callable[[str], list[tuple[Any, ...]]]
-    if engine == "postgres":
-        dsn = request.getfixturevalue("pg_dsn")
-        copy_raw_tables(raw, dsn)
-        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", request.getfixturevalue("pg_credentials"))
-        warehouse: Warehouse = warehouse_target(destination="postgres")
-        sql = lambda statement: run_pg_sql(dsn, statement)  # noqa: E731
+    if empty_warehouse.duckdb_path is None:  # PostgreSQL: the synthetic raw tables copied into its database
+        copy_raw_tables(make_raw_warehouse(tmp_path / "raw.duckdb", recipients=300), request.getfixturevalue("pg_dsn"))
     else:
-        warehouse = warehouse_target(duckdb_path=raw)
-        sql = lambda statement: run_sql(raw, statement)  # noqa: E731
-    assert build(warehouse, publish=False).passed
+        make_raw_warehouse(empty_warehouse.duckdb_path, recipients=300)
+
+    def sql(statement: str) -> list[tuple[Any, ...]]:
+        return run_warehouse_sql(empty_warehouse, statement)
+
+    assert build(empty_warehouse, publish=False).passed
 
     # a recipient and a reply of two other leads, re-written by a sync run
     recipient, *recipient_lead = sql(
@@ -48,7 +43,7 @@ def test_an_incremental_build_rebuilds_the_leads_of_the_rows_a_sync_rewrote(
     )[0]
     sql(f"update outreach.campaign_recipients set synced_at = '{SYNC}' where id = '{recipient}'")
     sql(f"update outreach.replies set synced_at = '{SYNC}' where id = '{reply}'")
-    assert build(warehouse, publish=False).passed
+    assert build(empty_warehouse, publish=False).passed
 
     rebuilt = sql("select workspace_key, lead_key from reporting_inputs.incremental_rebuilt_lead_engagement")
     assert sorted(rebuilt) == sorted([tuple(recipient_lead), tuple(reply_lead)])
