@@ -9,8 +9,10 @@ duckdb_path``/``destination`` from dlt config, else ``data/outreach.duckdb``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,15 +154,40 @@ class Warehouse:
             return
         import duckdb
 
-        config: dict[str, str | bool | int | float | list[str]] = (
-            {} if self.duckdb_path.exists() else {"storage_compatibility_version": self.storage_version}
-        )
         self.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.duckdb_path.exists():
+            self._create()
         try:
-            duckdb.connect(str(self.duckdb_path), config=config).close()
+            duckdb.connect(str(self.duckdb_path)).close()
         except duckdb.ConnectionException:
             # this process already has the database open with other settings (dlt's): open, so writable
             log.debug("warehouse %s already open in this process", self.duckdb_path)
+
+    def _create(self) -> None:
+        """Create the missing file whole, then put it in place: DuckDB writes a new file's header after creating
+        it, and another sync's preflight (a thread, or a process) reading it in between would call the file
+        "not a DuckDB database". Made under a name of its own and hard-linked in, which never replaces a file
+        another sync put there first."""
+        import duckdb
+
+        assert self.duckdb_path is not None
+        config: dict[str, str | bool | int | float | list[str]] = {
+            "storage_compatibility_version": self.storage_version
+        }
+        made = self.duckdb_path.with_name(f".{self.duckdb_path.name}.{os.getpid()}.{threading.get_ident()}.new")
+        try:
+            duckdb.connect(str(made), config=config).close()
+            os.link(made, self.duckdb_path)
+        except FileExistsError:
+            pass  # another sync made it first: that one is the warehouse
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+            # a file system without hard links (FAT, some network shares): created in place, as DuckDB does
+            duckdb.connect(str(self.duckdb_path), config=config).close()
+        finally:
+            made.unlink(missing_ok=True)
+            made.with_name(made.name + ".wal").unlink(missing_ok=True)
 
     def create_if_missing(self) -> None:
         """Create a missing DuckDB warehouse in `storage_version` (see `open_for_writing`)."""

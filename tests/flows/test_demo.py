@@ -96,6 +96,10 @@ def test_demo_exits_0_prints_the_summary_and_leaves_no_process(demo_run: DemoRun
     steps = re.findall(r"^\[(\d+)/(\d+)\] .+ \.\.\.\n(?:  .*\n)*?  done in \d+\.\d s$", done.stdout, flags=re.M)
     assert len(steps) >= 4 and [int(n) for n, _ in steps] == list(range(1, len(steps) + 1)), done.stdout[-3000:]
     assert all(int(total) == len(steps) for _, total in steps), done.stdout[-3000:]
+    # no step failed and was retried on its way (the second workspace's sync once met the first one's
+    # half-created warehouse file)
+    retried = [line for line in done.stderr.splitlines() if "failed with exception" in line]
+    assert not retried, retried[:3]
     leaked = [line for line in (done.stdout + done.stderr).splitlines() if "leaked" in line]
     assert not leaked, f"nanobind leak lines after the demo: {leaked[:3]}"
     bi = demo_run.warehouse.with_name("outreach_bi.duckdb")
