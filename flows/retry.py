@@ -1,8 +1,9 @@
 """Which failures a flow's sync task retries, and errors that name the workspace they belong to.
 
-Retries are for trouble a retry can fix: network errors, time-outs, and an API that stayed unavailable
-after the client's own retries. A bad key, a missing permission, bad configuration or a dlt terminal error
-fails on the first attempt: retrying would only delay the message that names the fix.
+Retries are for trouble a retry can fix: network errors, time-outs, an API that stayed unavailable after
+the client's own retries, and a warehouse another process holds. A bad key, a missing permission, bad
+configuration, a warehouse only its owner can mend (not DuckDB, damaged, read-only, no space) or a dlt terminal
+error fails on the first attempt: retrying would only delay the message that names the fix.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pipelines.core.errors import (
     InvalidRequestError,
     NotFoundError,
     OutreachError,
+    WarehousePathError,
 )
 from pipelines.warehouse.diagnose import chain
 
@@ -30,6 +32,7 @@ PERMANENT_ERRORS: tuple[type[BaseException], ...] = (
     ConfigError,
     NotFoundError,
     InvalidRequestError,
+    WarehousePathError,
 )
 
 SYNC_RETRY_DELAYS: list[float] = [2, 10, 30]

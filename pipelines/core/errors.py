@@ -58,6 +58,11 @@ class WarehouseError(OutreachError):
     """The warehouse cannot be written: bad path, read-only, not DuckDB, locked, or the disk is full."""
 
 
+class WarehousePathError(WarehouseError):
+    """A warehouse only its owner can mend: not a DuckDB file, damaged, a directory, read-only, no permission, no
+    space. A retry cannot pass (a file another process holds is a plain WarehouseError: that process ends)."""
+
+
 def auth_error(path: str) -> AuthError:
     return AuthError(
         f"API key rejected (401) on GET {path}: check SOURCES__OUTREACH__API_KEY "

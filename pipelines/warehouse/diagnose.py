@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
-from pipelines.core.errors import OutreachError, WarehouseError
+from pipelines.core.errors import OutreachError, WarehouseError, WarehousePathError
 from pipelines.core.root_cause import chain as chain
 from pipelines.core.root_cause import explain_oserror, one_line
 from pipelines.core.root_cause import root_cause as root_cause
@@ -55,18 +55,14 @@ def configured_path(duckdb_path: str | Path | None = None) -> Path | None:
 
 
 def preflight_given(duckdb_path: str | Path | None) -> None:
-    """`warehouse_problem` of an explicitly given path, as a WarehouseError; no dlt import (fast)."""
+    """`preflight_warehouse` of an explicitly given path, without the storage note; no dlt import (fast)."""
     if duckdb_path is not None:
-        problem = warehouse_problem(Path(duckdb_path))
-        if problem:
-            raise WarehouseError(problem)
+        _raise_problem(Path(duckdb_path))
 
 
 def preflight_warehouse(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> None:
     """Raise a one-line WarehouseError if the DuckDB warehouse cannot be written; log a storage-format note."""
-    problem = warehouse_problem(duckdb_path)
-    if problem:
-        raise WarehouseError(problem)
+    _raise_problem(duckdb_path)
     note = storage_note(duckdb_path, storage_version)
     if note:
         log.warning("%s", note)
@@ -75,6 +71,22 @@ def preflight_warehouse(duckdb_path: Path, storage_version: str = DEFAULT_STORAG
 def warehouse_problem(duckdb_path: Path) -> str | None:
     """The first reason the warehouse at `duckdb_path` cannot be written, as one line; None if it can."""
     path = Path(duckdb_path).expanduser().absolute()
+    return _path_problem(path) or _lock_problem(path)
+
+
+def _raise_problem(duckdb_path: Path) -> None:
+    """`warehouse_problem` as a WarehousePathError (only the owner can mend it), or as a WarehouseError when
+    another process holds the file (it ends: a flow's retry may pass)."""
+    path = Path(duckdb_path).expanduser().absolute()
+    problem = _path_problem(path)
+    if problem:
+        raise WarehousePathError(problem)
+    problem = _lock_problem(path)
+    if problem:
+        raise WarehouseError(problem)
+
+
+def _path_problem(path: Path) -> str | None:
     parent = _existing_ancestor(path.parent)
     if not parent.is_dir():
         return (
@@ -93,13 +105,17 @@ def warehouse_problem(duckdb_path: Path) -> str | None:
         problem = _file_problem(path)
         if problem:
             return problem
-        holder = lock_holder(path)
-        if holder is not None:
-            return (
-                f"warehouse {path} is locked by {holder.describe()}: stop it or wait until it ends, then rerun "
-                "(BI tools should open the published <stem>_bi.duckdb, never the warehouse)"
-            )
     return _space_problem(parent, path)
+
+
+def _lock_problem(path: Path) -> str | None:
+    holder = lock_holder(path) if path.exists() else None
+    if holder is None:
+        return None
+    return (
+        f"warehouse {path} is locked by {holder.describe()}: stop it or wait until it ends, then rerun "
+        "(BI tools should open the published <stem>_bi.duckdb, never the warehouse)"
+    )
 
 
 def damage_problem(path: Path) -> str | None:

@@ -31,9 +31,13 @@ def prepare_warehouse(warehouse: Warehouse) -> None:
     try:
         warehouse.open_for_writing()
     except Exception as exc:  # noqa: BLE001 - one line naming the cause
+        from pipelines.core.errors import WarehousePathError
+        from pipelines.warehouse.diagnose import damage_problem
         from pipelines.warehouse.failure import WarehouseUnavailable, explain
 
-        raise WarehouseUnavailable(
+        # a damaged file stays damaged (no retry passes); anything else, such as a lock, may end
+        kind = WarehousePathError if damage_problem(warehouse.duckdb_path) else WarehouseUnavailable
+        raise kind(
             f"cannot open the warehouse {warehouse.duckdb_path} for writing: {explain(exc, warehouse.duckdb_path)}"
         ) from None
 

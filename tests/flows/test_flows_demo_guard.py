@@ -1,8 +1,10 @@
-"""The demo-warehouse guard holds inside Prefect flow runs: every flow syncs through `pipelines.sync.run.sync`,
-which refuses a key of another workspace before anything is loaded into a warehouse the demo marked."""
+"""The sync's guards inside Prefect flow runs. The demo-warehouse guard: every flow syncs through
+`pipelines.sync.run.sync`, which refuses a key of another workspace before anything is loaded into a warehouse
+the demo marked. The warehouse preflight: a file only its owner can mend fails the run at once, unretried."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,35 @@ def test_a_flow_run_refuses_a_foreign_workspace_in_a_demo_warehouse_and_loads_a_
     assert _workspaces_loaded(warehouse) == {key["workspace_id"]}
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select count(*) from outreach.campaigns").fetchone()[0] > 0  # type: ignore[index]
+
+
+def test_a_warehouse_only_its_owner_can_mend_fails_the_flow_run_at_once(
+    prefect_harness: str, make_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retry cannot turn a spreadsheet into a warehouse: before, the sync task tried it 4 times (2 + 10 + 30 s
+    apart) before the run failed with the line that names the fix."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter
+
+    from flows.sync_flow import sync_workspace
+
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    key = next(k for k in sandbox.keys() if k["level"] == "read")
+    monkeypatch.setenv("OUTREACH_GUARD_TEST_KEY", key["key"])
+    warehouse = tmp_path / "sheet.duckdb"
+    warehouse.write_bytes(b"a spreadsheet, not a database\n" * 100)
+    params = {**_run_params(sandbox, warehouse, tmp_path), "build_models": False}
+
+    started = time.monotonic()
+    state = sync_workspace(key_ref="env:OUTREACH_GUARD_TEST_KEY", **params, return_state=True)
+
+    assert state.is_failed()
+    assert "is not a valid DuckDB database file" in (state.message or ""), state.message
+    assert time.monotonic() - started < 10, "the run waited for retries"
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id={"any_": [state.state_details.flow_run_id]}), limit=50, offset=0
+        )
+    syncs = [run for run in runs if run.name.startswith("sync")]
+    assert len(syncs) == 1 and syncs[0].run_count == 1, [(run.name, run.run_count) for run in runs]
+    assert warehouse.read_bytes() == b"a spreadsheet, not a database\n" * 100

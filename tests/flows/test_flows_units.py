@@ -22,7 +22,14 @@ from flows.deployments import build_deployments, deployment_specs, load_entrypoi
 from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
 from flows.run_lock import SYNC_LIMIT, WRITER_TAG
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
-from pipelines.core.errors import ApiUnavailableError, AuthError, ConfigError, ForbiddenError
+from pipelines.core.errors import (
+    ApiUnavailableError,
+    AuthError,
+    ConfigError,
+    ForbiddenError,
+    WarehouseError,
+    WarehousePathError,
+)
 from pipelines.warehouse.lock import lock_path_for, warehouse_writer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -343,6 +350,8 @@ def _wrapped_terminal() -> BaseException:
         (httpx.ConnectError("connection refused"), True),
         (TimeoutError("read timed out"), True),
         (_wrapped_terminal(), False),
+        (WarehousePathError("warehouse w.duckdb is not a valid DuckDB database file"), False),
+        (WarehouseError("warehouse w.duckdb is locked by process 7 (a writer)"), True),
     ],
 )
 def test_retry_condition(exc: BaseException, retry: bool) -> None:

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from pipelines.core.errors import ApiUnavailableError, WarehouseError
+from pipelines.core.errors import ApiUnavailableError, WarehouseError, WarehousePathError
 from pipelines.warehouse.diagnose import (
     explain,
     preflight_warehouse,
@@ -50,12 +50,14 @@ def tmpfs(path: Path, size: str, *, read_only: bool = False) -> Iterator[bool]:
             subprocess.run(["umount", "-l", str(path)], check=True)
 
 
-def preflight_error(path: Path) -> str:
-    """The WarehouseError's message; the check must take well under 2 s and be one line."""
+def preflight_error(path: Path, *, lasting: bool = True) -> str:
+    """The WarehouseError's message; the check must take well under 2 s and be one line. `lasting`: a problem
+    only the owner can mend (a WarehousePathError, which a flow does not retry), else one that ends (a lock)."""
     started = time.monotonic()
     with pytest.raises(WarehouseError) as info:
         preflight_warehouse(path)
     assert time.monotonic() - started < 2.0
+    assert isinstance(info.value, WarehousePathError) is lasting, type(info.value)
     message = str(info.value)
     assert "\n" not in message and len(message) < 400, message
     return message
@@ -213,7 +215,7 @@ def test_lock_held_by_a_second_process_is_named_with_its_pid(tmp_path: Path) -> 
     try:
         holder = lock_holder(path)
         assert holder is not None and holder.pid == writer.pid and holder.kind == "write"
-        message = preflight_error(path)
+        message = preflight_error(path, lasting=False)
         assert f"is locked by process {writer.pid}" in message and "a writer" in message
         failure = dlt_failure(path, tmp_path / "pipelines")
         assert isinstance(root_cause(failure), duckdb.IOException)
@@ -223,8 +225,8 @@ def test_lock_held_by_a_second_process_is_named_with_its_pid(tmp_path: Path) -> 
         writer.wait()
     reader = hold_lock(path, read_only=True)
     try:
-        assert f"is locked by process {reader.pid}" in preflight_error(path)
-        assert "a read-only reader" in preflight_error(path)
+        assert f"is locked by process {reader.pid}" in preflight_error(path, lasting=False)
+        assert "a read-only reader" in preflight_error(path, lasting=False)
     finally:
         reader.kill()
         reader.wait()

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from pipelines.commands.check import run_check
-from pipelines.core.errors import OutreachError
+from pipelines.core.errors import OutreachError, WarehousePathError
 from pipelines.sync.edge import run_sync
 
 
@@ -78,6 +78,7 @@ def test_a_damaged_warehouse_is_named_by_sync_status_and_check(make_sandbox: Any
     line = str(caught.value)
     assert str(db) in line and ("damaged" in line or "not a valid DuckDB" in line), line
     assert "another process" not in line and "\n" not in line
+    assert isinstance(caught.value, WarehousePathError)  # no retry mends it: a flow's sync task fails at once
 
     result = CliRunner().invoke(app, ["status", "--duckdb", str(db)])
     assert result.exit_code == 1, result.output
