@@ -9,6 +9,12 @@ from typing import Any
 
 import pytest
 
+# Once a test in this process has imported the flows, the sync's loggers carry Prefect's API handler
+# (flows/logs.py). Outside a flow run they log to the console only, as in the flow-run processes the product
+# starts (the same default, set there before Prefect loads its settings); without it every later test's log
+# line in this process warns "attempted to send logs to the API without a flow run id".
+os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+
 #: The files that took longest in a measured run (2026-11-27, wall seconds summed over their tests, each file
 #: over 40 s). The suite runs one file per worker (`--dist loadfile --no-loadscope-reorder`, Makefile) in
 #: collection order, so these start first and the short files fill the gaps, instead of a long file starting
