@@ -304,9 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "convert":
-            problem = warehouse_problem(args.path.absolute())
-            if problem:
-                raise WarehouseError(problem)
+            _raise_problem(args.path)
             backup = convert_storage(args.path, args.storage_version)
             print(f"{args.path} now in storage format {args.storage_version}; the original is {backup}")
         else:
