@@ -181,9 +181,9 @@ class Warehouse:
         except FileExistsError:
             pass  # another sync made it first: that one is the warehouse
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
                 raise
-            # a file system without hard links (FAT, some network shares): created in place, as DuckDB does
+            # a file system without hard links (FAT, some network shares and FUSE file systems): created in place
             duckdb.connect(str(self.duckdb_path), config=config).close()
         finally:
             made.unlink(missing_ok=True)

@@ -68,11 +68,15 @@ def test_syncs_creating_one_warehouse_together_all_go_on_with_the_same_file(tmp_
     assert storage_number(path) == V1_0 and [p.name for p in tmp_path.iterdir()] == ["outreach.duckdb"]
 
 
-def test_without_hard_links_the_file_is_created_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """FAT and some network shares refuse link(2) with EPERM: the warehouse is then created where it goes."""
+@pytest.mark.parametrize("code", [errno.EPERM, errno.ENOTSUP, errno.ENOSYS])
+def test_without_hard_links_the_file_is_created_in_place(
+    code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAT refuses link(2) with EPERM, some network shares and FUSE file systems with ENOTSUP or ENOSYS: the
+    warehouse is then created where it goes."""
 
     def no_links(src: object, dst: object) -> None:
-        raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+        raise OSError(code, os.strerror(code))
 
     monkeypatch.setattr(os, "link", no_links)
     path = tmp_path / "outreach.duckdb"
