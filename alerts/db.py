@@ -19,7 +19,6 @@ from typing import Any
 import duckdb
 
 from pipelines.core.errors import WarehouseError
-from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
 
@@ -162,12 +161,7 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
 
 @contextmanager
 def _postgres(warehouse: Warehouse) -> Iterator[Db]:
-    import psycopg2
-
-    try:
-        con = warehouse.connect()
-    except psycopg2.Error as exc:  # libpq's message names host and database, never the password
-        raise WarehouseError(f"cannot connect to {warehouse.label} for alerts: {one_line(exc)}") from exc
+    con = warehouse.connect()  # a WarehouseError naming the fix when the server cannot be reached
     try:
         con.autocommit = True
         with con.cursor() as cursor:

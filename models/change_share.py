@@ -24,6 +24,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.core.errors import WarehouseError
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
@@ -57,7 +58,7 @@ def why_every_row(target: Warehouse, fingerprint: str) -> str:
                 if stored and stored[0][0] != fingerprint:
                     return OTHER_VERSION
             share = _share(query, found)
-    except (duckdb.Error, psycopg2.Error) as exc:
+    except (duckdb.Error, psycopg2.Error, WarehouseError) as exc:
         log.warning("cannot read what changed since the last build: %s", one_line(exc))
         return ""
     if share is None or share <= REBUILD_ABOVE:

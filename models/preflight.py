@@ -8,6 +8,7 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
+from pipelines.core.errors import postgres_unreachable
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import is_duckdb_file
@@ -69,10 +70,7 @@ def check_postgres(pg: PostgresTarget) -> None:
             host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
         )
     except psycopg2.Error as exc:
-        raise WarehouseError(
-            f"cannot connect to PostgreSQL {pg.label}: {one_line(exc)} "
-            "(check DESTINATION__POSTGRES__CREDENTIALS and that the server is running)"
-        ) from exc
+        raise WarehouseError(postgres_unreachable(pg.label, exc)) from exc
     try:
         with con.cursor() as cur:
             cur.execute("select count(*) from information_schema.tables where table_schema = %s", [RAW])

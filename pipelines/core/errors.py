@@ -63,6 +63,17 @@ class WarehousePathError(WarehouseError):
     space. A retry cannot pass (a file another process holds is a plain WarehouseError: that process ends)."""
 
 
+def postgres_unreachable(label: str, exc: BaseException) -> str:
+    """The line for a PostgreSQL warehouse that could not be connected to (no server, no such database or role, a
+    wrong password): libpq's own reason, which names no password, and where to fix it."""
+    from pipelines.core.root_cause import one_line
+
+    return (
+        f"cannot connect to PostgreSQL {label}: {one_line(exc)} (check DESTINATION__POSTGRES__CREDENTIALS: host, "
+        "port, user, password and an existing database; and that the server is running)"
+    )
+
+
 def auth_error(path: str) -> AuthError:
     return AuthError(
         f"API key rejected (401) on GET {path}: check SOURCES__OUTREACH__API_KEY "

@@ -20,7 +20,7 @@ from typing import Any
 
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, resolve_settings
-from pipelines.core.errors import ConfigError
+from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
 from pipelines.warehouse.duckdb_memory import load_threads
 from pipelines.warehouse.lock import LockTarget, file_target
 
@@ -91,10 +91,14 @@ class Warehouse:
         return LockTarget(key=base.key + "#schema", connect=self.connect, scope=constants.DATASET_NAME + "#schema")
 
     def connect(self) -> Any:
-        """A DB-API connection to the PostgreSQL database (credentials the dlt way)."""
+        """A DB-API connection to the PostgreSQL database (credentials the dlt way); one that fails is a one-line
+        WarehouseError naming the fix (`postgres_unreachable`)."""
         import psycopg2
 
-        return psycopg2.connect(self.postgres_credentials().to_native_representation())
+        try:
+            return psycopg2.connect(self.postgres_credentials().to_native_representation())
+        except psycopg2.OperationalError as exc:
+            raise WarehouseError(postgres_unreachable(self.label, exc)) from exc
 
     def postgres_credentials(self) -> Any:
         """dlt's resolved PostgreSQL credentials, through dlt's public destination factory (holds the password)."""
