@@ -129,7 +129,7 @@ def run_check(
             _check_key(report, index, key, str(cfg.base_url), cfg.request_timeout)
 
     report.lines.append("warehouse:")
-    _check_warehouse(report, duckdb_path)
+    _check_warehouse(report, duckdb_path, settings)
     if settings is not None:
         _check_dlt_state(report, settings)
     report.lines.append(
@@ -190,13 +190,13 @@ def _key_level(client: Any) -> str:
     return "level unknown (POST /hooks with an empty body was accepted)"
 
 
-def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
+def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: OutreachSettings | None) -> None:
     from pipelines.core.constants import DEFAULT_STORAGE_VERSION
     from pipelines.warehouse.diagnose import configured_path, damage_problem, storage_note, warehouse_problem
 
     path = configured_path(duckdb_path)
     if path is None:
-        report.lines.append("  another destination is configured: this version checks DuckDB warehouses only")
+        _check_server(report, settings)
         return
     problem = warehouse_problem(path) or damage_problem(path)
     if problem:
@@ -208,6 +208,45 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None) -> None:
     report.lines.append(f"  {path}: ok, writable ({state})")
     if note:
         report.lines.append(f"  {note}")
+
+
+def _check_server(report: CheckReport, settings: OutreachSettings | None) -> None:
+    """A PostgreSQL warehouse: connected to, and either holding the raw schema or letting this user create it."""
+    from pipelines.core.constants import DATASET_NAME
+    from pipelines.warehouse.destination import warehouse_target
+
+    try:
+        target = warehouse_target(settings)
+        if not target.is_postgres:
+            report.lines.append(f"  {target.label}: `outreach check` tests DuckDB and PostgreSQL warehouses only")
+            return
+        con = target.connect()
+    except OutreachError as exc:
+        report.problem(str(exc))
+        return
+    try:
+        with con.cursor() as cur:
+            cur.execute(
+                "select current_setting('server_version'), current_user, current_database(), "
+                "has_database_privilege(current_database(), 'CREATE'), "
+                "exists (select 1 from information_schema.schemata where schema_name = %s)",
+                [DATASET_NAME],
+            )
+            version, user, database, may_create, has_raw = cur.fetchone()
+    finally:
+        con.close()
+    if not has_raw and not may_create:
+        report.problem(
+            f"{target.label}: user {user} may not create the `{DATASET_NAME}` schema the first sync writes: run "
+            f'`GRANT CREATE ON DATABASE "{database}" TO "{user}"` as its owner, or create the schema for this user'
+        )
+        return
+    state = (
+        f"the `{DATASET_NAME}` schema exists"
+        if has_raw
+        else f"the `{DATASET_NAME}` schema is created at the first sync"
+    )
+    report.lines.append(f"  {target.label}: ok, connected (PostgreSQL {version}; {state})")
 
 
 def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:

@@ -1,0 +1,63 @@
+"""A PostgreSQL warehouse that cannot be connected to: `sync`, `status` and `models` each say so in one line,
+with libpq's reason and where to fix it, and never the password; `check` says it as one of its problems, and
+of a server it can reach, whether the first sync may create its schema there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_sync_support import admin_keys
+from typer.testing import CliRunner
+
+from flows.cli import app
+
+PASSWORD = "s3cret-pw"
+
+
+@pytest.mark.parametrize("case", ["no such database", "nothing listening"])
+def test_each_command_names_the_reason_and_the_setting_to_fix(
+    case: str, pg_server: Any, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port, database = (pg_server.port, "no_such_db") if case == "no such database" else (1, "postgres")
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
+    monkeypatch.setenv(
+        "DESTINATION__POSTGRES__CREDENTIALS", f"postgresql://postgres:{PASSWORD}@127.0.0.1:{port}/{database}"
+    )
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    reason = 'database "no_such_db" does not exist' if case == "no such database" else "Connection refused"
+    for command in (["sync", "--base-url", sandbox.base_url, "--no-progress", *keys], ["status"], ["models"]):
+        result = CliRunner().invoke(app, command)
+        out = result.output.strip()
+        assert result.exit_code == 1, (command, out)
+        assert len(out.splitlines()) == 1 and out.startswith("error: cannot connect to PostgreSQL "), (command, out)
+        assert reason in out and "check DESTINATION__POSTGRES__CREDENTIALS" in out, (command, out)
+        assert PASSWORD not in out and "Traceback" not in out, (command, out)
+
+    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
+    problems = [line for line in result.output.splitlines() if line.startswith("  problem: ")]
+    assert result.exit_code == 1 and len(problems) == 1, result.output
+    assert problems[0].startswith("  problem: cannot connect to PostgreSQL ") and reason in problems[0], problems
+    assert PASSWORD not in result.output
+
+
+def test_check_connects_and_tells_whether_the_first_sync_may_create_its_schema(
+    pg_server: Any, pg_dsn: str, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn)
+    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
+    assert result.exit_code == 0 and "all checks passed" in result.output, result.output
+    assert "ok, connected (PostgreSQL 15" in result.output, result.output
+    assert "the `outreach` schema is created at the first sync" in result.output, result.output
+
+    pg_server.psql("drop role if exists check_reader; create role check_reader login")
+    database = pg_dsn.rsplit("/", 1)[1]
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn.replace("postgres@", "check_reader@"))
+    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
+    problems = [line for line in result.output.splitlines() if line.startswith("  problem: ")]
+    assert result.exit_code == 1 and len(problems) == 1, result.output
+    assert f'GRANT CREATE ON DATABASE "{database}" TO "check_reader"' in problems[0], problems
