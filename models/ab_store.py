@@ -26,7 +26,8 @@ import duckdb
 from models.ab_columns import COLUMN_TYPES, COLUMNS
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
-from pipelines.core.root_cause import one_line
+from pipelines.core.errors import postgres_unreachable
+from pipelines.core.root_cause import explain_sqlstate, one_line
 from pipelines.warehouse.destination import Warehouse
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
             host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
         )
     except psycopg2.Error as exc:
-        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
+        raise WarehouseError(postgres_unreachable(pg.label, exc)) from exc
     try:
         with con, con.cursor() as cur:
             cur.execute("select table_schema, table_name from information_schema.tables")
@@ -139,7 +140,9 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
             cur.execute(f"create table {SCHEMA}.{INPUTS} as select %s::text as fingerprint", [fingerprint])
         return len(tests)
     except psycopg2.Error as exc:
-        raise WarehouseError(f"the A/B statistics could not be stored in {pg.label}: {one_line(exc)}") from exc
+        raise WarehouseError(
+            f"the A/B statistics could not be stored in {pg.label}: {explain_sqlstate(exc) or one_line(exc)}"
+        ) from exc
     finally:
         con.close()
 

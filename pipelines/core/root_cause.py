@@ -51,6 +51,17 @@ def explain_oserror(error: OSError) -> str | None:
     return None
 
 
+def explain_sqlstate(error: BaseException) -> str | None:
+    """A PostgreSQL error's line with the fix, by its SQLSTATE (psycopg2's `pgcode`), never by its text."""
+    if getattr(error, "pgcode", None) == "42501":  # insufficient_privilege
+        return (
+            f"{one_line(error)}: the PostgreSQL user lacks that privilege: grant it (a first sync creates the "
+            "`outreach` schema and a build `reporting`: `GRANT CREATE ON DATABASE <database> TO <user>`), or "
+            "connect as a user who has it (DESTINATION__POSTGRES__CREDENTIALS)"
+        )
+    return None
+
+
 def one_line(error: BaseException, limit: int = 300, *, all_lines: bool = False) -> str:
     """An error's message in one line, at most `limit` characters; the error's type name when it has no message.
     Its first non-empty line (what follows is most libraries' detail), or with `all_lines` every line joined

@@ -26,7 +26,7 @@ from pathlib import Path
 from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
 from pipelines.core.errors import OutreachError, WarehouseError, WarehousePathError
 from pipelines.core.root_cause import chain as chain
-from pipelines.core.root_cause import explain_oserror, one_line
+from pipelines.core.root_cause import explain_oserror, explain_sqlstate, one_line
 from pipelines.core.root_cause import root_cause as root_cause
 from pipelines.warehouse.duckdb_file import (
     DUCKDB_MAGIC,
@@ -176,6 +176,9 @@ def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
         line = explain_oserror(root)
         if line:
             return line
+    line = explain_sqlstate(root)
+    if line:
+        return line
     if duckdb_path is not None and _is_duckdb_error(root):
         problem = warehouse_problem(Path(duckdb_path)) or damage_problem(Path(duckdb_path))
         if problem:

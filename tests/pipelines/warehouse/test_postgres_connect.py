@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg2
 import pytest
 from test_sync_support import admin_keys
 from typer.testing import CliRunner
@@ -61,3 +62,38 @@ def test_check_connects_and_tells_whether_the_first_sync_may_create_its_schema(
     problems = [line for line in result.output.splitlines() if line.startswith("  problem: ")]
     assert result.exit_code == 1 and len(problems) == 1, result.output
     assert f'GRANT CREATE ON DATABASE "{database}" TO "check_reader"' in problems[0], problems
+
+
+def test_a_user_without_the_create_privilege_is_told_the_grant_and_nothing_is_lost(
+    pg_server: Any, pg_dsn: str, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    sync = ["sync", "--base-url", sandbox.base_url, "--no-progress", *keys]
+    pg_server.psql("drop role if exists sync_reader; create role sync_reader login")
+    reader, database = pg_dsn.replace("postgres@", "sync_reader@"), pg_dsn.rsplit("/", 1)[1]
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
+    monkeypatch.setenv("SOURCES__OUTREACH__RATE_LIMIT_PER_MINUTE", "0")  # the sandbox's limit is off
+
+    def refused(command: list[str]) -> str:
+        monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", reader)
+        result = CliRunner().invoke(app, command)
+        errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+        assert result.exit_code == 1 and len(errors) == 1 and "Traceback" not in result.output, result.output
+        assert "permission denied" in errors[0] and "the PostgreSQL user lacks that privilege: grant it" in errors[0]
+        assert "GRANT CREATE ON DATABASE" in errors[0], errors
+        return errors[0]
+
+    refused(sync)  # the raw schema cannot be created
+    # the owner's next sync finishes the load the refused one left pending: nothing of it is lost
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn)
+    assert CliRunner().invoke(app, sync).exit_code == 0
+    with psycopg2.connect(pg_dsn) as con, con.cursor() as cur:
+        cur.execute("select count(*) from outreach.campaign_recipients")
+        row = cur.fetchone()
+    assert row is not None and row[0] > 0
+    pg_server.psql(
+        "grant usage on schema outreach to sync_reader; grant select on all tables in schema outreach to sync_reader",
+        database,
+    )
+    assert "the A/B statistics could not be stored" in refused(["models"])  # nor can `reporting`
