@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pipelines.core.root_cause import one_line
+
 
 class OutreachError(Exception):
     """Base of every error the pipeline raises on purpose."""
@@ -66,8 +68,6 @@ class WarehousePathError(WarehouseError):
 def postgres_unreachable(label: str, exc: BaseException) -> str:
     """The line for a PostgreSQL warehouse that could not be connected to (no server, no such database or role, a
     wrong password): libpq's own reason, which names no password, and where to fix it."""
-    from pipelines.core.root_cause import one_line
-
     return (
         f"cannot connect to PostgreSQL {label}: {one_line(exc)} (check DESTINATION__POSTGRES__CREDENTIALS: host, "
         "port, user, password and an existing database; and that the server is running)"
