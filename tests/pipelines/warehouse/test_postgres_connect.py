@@ -16,6 +16,10 @@ from flows.cli import app
 PASSWORD = "s3cret-pw"
 
 
+def _key_args(sandbox: Any) -> list[str]:
+    return ["--api-key", admin_keys(sandbox)[0]]
+
+
 @pytest.mark.parametrize("case", ["no such database", "nothing listening"])
 def test_each_command_names_the_reason_and_the_setting_to_fix(
     case: str, pg_server: Any, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
@@ -26,7 +30,7 @@ def test_each_command_names_the_reason_and_the_setting_to_fix(
         "DESTINATION__POSTGRES__CREDENTIALS", f"postgresql://postgres:{PASSWORD}@127.0.0.1:{port}/{database}"
     )
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
-    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    keys = _key_args(sandbox)
     reason = 'database "no_such_db" does not exist' if case == "no such database" else "Connection refused"
     for command in (["sync", "--base-url", sandbox.base_url, "--no-progress", *keys], ["status"], ["models"]):
         result = CliRunner().invoke(app, command)
@@ -47,7 +51,7 @@ def test_check_connects_and_tells_whether_the_first_sync_may_create_its_schema(
     pg_server: Any, pg_dsn: str, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
-    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    keys = _key_args(sandbox)
     monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
     monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn)
     result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
@@ -68,7 +72,7 @@ def test_a_user_without_the_create_privilege_is_told_the_grant_and_nothing_is_lo
     pg_server: Any, pg_dsn: str, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
-    keys = [arg for key in admin_keys(sandbox)[:1] for arg in ("--api-key", key)]
+    keys = _key_args(sandbox)
     sync = ["sync", "--base-url", sandbox.base_url, "--no-progress", *keys]
     pg_server.psql("drop role if exists sync_reader; create role sync_reader login")
     reader, database = pg_dsn.replace("postgres@", "sync_reader@"), pg_dsn.rsplit("/", 1)[1]
