@@ -192,7 +192,8 @@ def _key_level(client: Any) -> str:
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: OutreachSettings | None) -> None:
     from pipelines.core.constants import DEFAULT_STORAGE_VERSION
-    from pipelines.warehouse.diagnose import configured_path, damage_problem, storage_note, warehouse_problem
+    from pipelines.warehouse.diagnose import configured_path, damage_problem, warehouse_problem
+    from pipelines.warehouse.storage_convert import storage_note
 
     path = configured_path(duckdb_path)
     if path is None:

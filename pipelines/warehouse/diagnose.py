@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -31,12 +30,10 @@ from pipelines.core.root_cause import root_cause as root_cause
 from pipelines.warehouse.duckdb_file import (
     DUCKDB_MAGIC,
     HEADERS_SIZE,
-    STORAGE_NUMBERS,
     lock_holder,
     sql_path,
-    storage_number,
 )
-from pipelines.warehouse.storage_convert import convert_storage
+from pipelines.warehouse.storage_convert import convert_storage, storage_note
 
 log = logging.getLogger(__name__)
 
@@ -140,24 +137,6 @@ def damage_problem(path: Path) -> str | None:
     finally:
         con.close()
     return None
-
-
-def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> str | None:
-    """One line when an existing file is in a newer storage format than `storage_version` (else None)."""
-    path = Path(duckdb_path)
-    number = storage_number(path)
-    wanted = STORAGE_NUMBERS.get(_major_minor(storage_version))
-    if number is None or wanted is None or number <= wanted:
-        return None
-    made_by = next((v for v, n in sorted(STORAGE_NUMBERS.items()) if n == number), f"number {number}")
-    python = shlex.quote(sys.executable or "python")
-    command = (
-        f"{python} -m pipelines.warehouse.diagnose convert {shlex.quote(str(path))} --storage-version {storage_version}"
-    )
-    return (
-        f"note: warehouse {path} is in DuckDB's {made_by} storage format, which DuckDB releases older than "
-        f"{made_by} (most BI tools) cannot open; convert it to {storage_version} with: {command}"
-    )
 
 
 def explain(exc: BaseException, duckdb_path: Path | None = None) -> str:
@@ -285,11 +264,6 @@ def _space_problem(directory: Path, path: Path) -> str | None:
         f"no space left on device for warehouse {path}: {free / 2**20:.1f} MB free in {directory}, a sync needs "
         f"at least {MIN_FREE_BYTES // 2**20} MB: free space on that disk, or point --duckdb elsewhere"
     )
-
-
-def _major_minor(version: str) -> str:
-    parts = version.strip().lstrip("v").split(".")
-    return f"v{parts[0]}.{parts[1]}" if len(parts) >= 2 else version
 
 
 def main(argv: list[str] | None = None) -> int:

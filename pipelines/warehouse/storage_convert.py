@@ -1,14 +1,17 @@
-"""Rewrite a DuckDB warehouse in an older storage format, so that older DuckDB releases (most BI tools) can
-open it; `python -m pipelines.warehouse.diagnose convert PATH` runs it."""
+"""A warehouse's storage format: the note when a file is in a newer one than configured (`storage_note`), and
+its rewrite in an older one, so that older DuckDB releases (most BI tools) can open it (`convert_storage`;
+`python -m pipelines.warehouse.diagnose convert PATH` runs it)."""
 
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from pathlib import Path
 
 from pipelines.core.constants import DEFAULT_STORAGE_VERSION
 from pipelines.core.errors import WarehouseError
-from pipelines.warehouse.duckdb_file import sql_path, storage_number
+from pipelines.warehouse.duckdb_file import STORAGE_NUMBERS, sql_path, storage_number
 
 
 def convert_storage(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> Path:
@@ -58,3 +61,26 @@ def _row_counts(con: object, catalog: str) -> dict[str, int]:
         row = con.execute(f'select count(*) from "{catalog}"."{schema}"."{table}"').fetchone()
         counts[f"{schema}.{table}"] = int(row[0]) if row else 0
     return counts
+
+
+def storage_note(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> str | None:
+    """One line when an existing file is in a newer storage format than `storage_version` (else None)."""
+    path = Path(duckdb_path)
+    number = storage_number(path)
+    wanted = STORAGE_NUMBERS.get(_major_minor(storage_version))
+    if number is None or wanted is None or number <= wanted:
+        return None
+    made_by = next((v for v, n in sorted(STORAGE_NUMBERS.items()) if n == number), f"number {number}")
+    python = shlex.quote(sys.executable or "python")
+    command = (
+        f"{python} -m pipelines.warehouse.diagnose convert {shlex.quote(str(path))} --storage-version {storage_version}"
+    )
+    return (
+        f"note: warehouse {path} is in DuckDB's {made_by} storage format, which DuckDB releases older than "
+        f"{made_by} (most BI tools) cannot open; convert it to {storage_version} with: {command}"
+    )
+
+
+def _major_minor(version: str) -> str:
+    parts = version.strip().lstrip("v").split(".")
+    return f"v{parts[0]}.{parts[1]}" if len(parts) >= 2 else version

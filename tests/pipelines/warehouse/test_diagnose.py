@@ -24,10 +24,10 @@ from pipelines.warehouse.diagnose import (
     explain,
     preflight_warehouse,
     root_cause,
-    storage_note,
     warehouse_problem,
 )
 from pipelines.warehouse.duckdb_file import lock_holder, storage_number
+from pipelines.warehouse.storage_convert import storage_note
 
 PYTHON = sys.executable
 ROOT = Path(__file__).resolve().parents[3]
