@@ -79,11 +79,14 @@ class LocalServer:
     def log_path(self) -> Path:
         return self.home / "server.log"
 
-    def stop(self) -> None:
-        """SIGTERM the server's process group, then SIGKILL what is left after ``STOP_TIMEOUT_S``."""
+    def stop(self, *, at_once: bool = False) -> None:
+        """SIGTERM the server's process group, then SIGKILL what is left after ``STOP_TIMEOUT_S``. ``at_once``:
+        SIGKILL only, for a server whose start failed or was interrupted: part-way through its start it takes 2 to
+        5 s to act on a SIGTERM (by hand, 2026-11-30), and its home, database included, is deleted after."""
         if self.process.poll() is not None:
             return
-        for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5.0)):
+        steps = ((signal.SIGKILL, 5.0),) if at_once else ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 5.0))
+        for sig, wait_s in steps:
             try:
                 os.killpg(self.process.pid, sig)
             except ProcessLookupError:
@@ -146,7 +149,7 @@ def _start_local_server(home: Path, port: int, ui: bool, while_starting: Callabl
         return _wait_healthy(server, template)
     except BaseException:  # Ctrl-C included: a server that did not start is not left running
         if server is not None:
-            server.stop()
+            server.stop(at_once=True)
         raise
 
 

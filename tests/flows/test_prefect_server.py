@@ -142,3 +142,32 @@ def test_the_test_harness_server_takes_the_write_lock_at_begin_too() -> None:
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.strip() == expected
+
+
+def test_a_start_interrupted_part_way_kills_the_server_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Part-way through its start a server took 2 to 5 s to act on SIGTERM (by hand, without the cached database):
+    a start that is interrupted (a Ctrl-C in the imports run meanwhile) or fails kills it instead, since its
+    home is deleted after. A process that ignores SIGTERM is gone at once too."""
+    from flows import prefect_api
+
+    ignoring = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"],
+        start_new_session=True,
+    )
+    prefect_api.LocalServer(process=ignoring, home=tmp_path, port=0).stop(at_once=True)  # type: ignore[arg-type]
+    assert ignoring.poll() == -9
+
+    stops: list[tuple[bool, int | None]] = []
+    real_stop = prefect_api.LocalServer.stop
+
+    def stop(self: prefect_api.LocalServer, *, at_once: bool = False) -> None:
+        real_stop(self, at_once=at_once)
+        stops.append((at_once, self.process.returncode))
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(prefect_api.LocalServer, "stop", stop)
+    with pytest.raises(KeyboardInterrupt):
+        prefect_api.start_local_server(tmp_path / "home", ui=False, while_starting=interrupted)
+    assert stops == [(True, -9)]  # the real server's process, killed
