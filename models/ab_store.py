@@ -26,7 +26,6 @@ import duckdb
 from models.ab_columns import COLUMN_TYPES, COLUMNS
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
-from pipelines.core.errors import postgres_unreachable
 from pipelines.core.root_cause import explain_sqlstate, one_line
 from pipelines.warehouse.destination import Warehouse
 
@@ -109,12 +108,7 @@ def _write_postgres(pg: PostgresTarget, recompute: bool) -> int | None:
     import psycopg2
     from psycopg2.extras import execute_values
 
-    try:
-        con = psycopg2.connect(
-            host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
-        )
-    except psycopg2.Error as exc:
-        raise WarehouseError(postgres_unreachable(pg.label, exc)) from exc
+    con = pg.connect()
     try:
         with con, con.cursor() as cur:
             cur.execute("select table_schema, table_name from information_schema.tables")

@@ -8,7 +8,6 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
-from pipelines.core.errors import postgres_unreachable
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import is_duckdb_file
@@ -63,14 +62,7 @@ def check_duckdb(path: Path) -> None:
 
 
 def check_postgres(pg: PostgresTarget) -> None:
-    import psycopg2
-
-    try:
-        con = psycopg2.connect(
-            host=pg.host, port=pg.port, user=pg.username, password=pg.password, dbname=pg.database, connect_timeout=10
-        )
-    except psycopg2.Error as exc:
-        raise WarehouseError(postgres_unreachable(pg.label, exc)) from exc
+    con = pg.connect()
     try:
         with con.cursor() as cur:
             cur.execute("select count(*) from information_schema.tables where table_schema = %s", [RAW])

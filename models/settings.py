@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from models.errors import ConfigError
+from models.errors import ConfigError, WarehouseError
 from pipelines.core import constants
 from pipelines.core.constants import bi_path_for as bi_path_for  # re-exported: the models' name for it
+from pipelines.core.errors import postgres_unreachable
 
 if TYPE_CHECKING:
+    from psycopg2.extensions import connection
+
     from pipelines.warehouse.destination import Warehouse
 
 DEFAULT_DUCKDB_PATH = Path(constants.DEFAULT_DUCKDB_PATH)
@@ -40,6 +43,18 @@ class PostgresTarget:
     @property
     def label(self) -> str:
         return f"postgresql://{self.username}@{self.host}:{self.port}/{self.database}"
+
+    def connect(self) -> connection:
+        """A psycopg2 connection; one that fails is a one-line WarehouseError naming the fix."""
+        import psycopg2
+
+        try:
+            return psycopg2.connect(
+                host=self.host, port=self.port, user=self.username, password=self.password, dbname=self.database,
+                connect_timeout=10,
+            )  # fmt: skip
+        except psycopg2.Error as exc:
+            raise WarehouseError(postgres_unreachable(self.label, exc)) from exc
 
 
 def dbt_state_dir(warehouse: Warehouse) -> Path:

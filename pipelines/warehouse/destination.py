@@ -9,10 +9,8 @@ duckdb_path``/``destination`` from dlt config, else ``data/outreach.duckdb``.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import logging
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
+from pipelines.warehouse.duckdb_file import create_duckdb_file
 from pipelines.warehouse.duckdb_memory import load_threads
 from pipelines.warehouse.lock import LockTarget, file_target
 
@@ -159,39 +158,13 @@ class Warehouse:
         import duckdb
 
         self.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.duckdb_path.exists():
-            self._create()
+        if not self.duckdb_path.exists() and create_duckdb_file(self.duckdb_path, self.storage_version):
+            return  # made and opened just now: writable
         try:
             duckdb.connect(str(self.duckdb_path)).close()
         except duckdb.ConnectionException:
             # this process already has the database open with other settings (dlt's): open, so writable
             log.debug("warehouse %s already open in this process", self.duckdb_path)
-
-    def _create(self) -> None:
-        """Create the missing file whole, then put it in place: DuckDB writes a new file's header after creating
-        it, and another sync's preflight (a thread, or a process) reading it in between would call the file
-        "not a DuckDB database". Made under a name of its own and hard-linked in, which never replaces a file
-        another sync put there first."""
-        import duckdb
-
-        assert self.duckdb_path is not None
-        config: dict[str, str | bool | int | float | list[str]] = {
-            "storage_compatibility_version": self.storage_version
-        }
-        made = self.duckdb_path.with_name(f".{self.duckdb_path.name}.{os.getpid()}.{threading.get_ident()}.new")
-        try:
-            duckdb.connect(str(made), config=config).close()
-            os.link(made, self.duckdb_path)
-        except FileExistsError:
-            pass  # another sync made it first: that one is the warehouse
-        except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
-                raise
-            # a file system without hard links (FAT, some network shares and FUSE file systems): created in place
-            duckdb.connect(str(self.duckdb_path), config=config).close()
-        finally:
-            made.unlink(missing_ok=True)
-            made.with_name(made.name + ".wal").unlink(missing_ok=True)
 
     def create_if_missing(self) -> None:
         """Create a missing DuckDB warehouse in `storage_version` (see `open_for_writing`)."""

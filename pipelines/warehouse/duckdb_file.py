@@ -5,10 +5,12 @@ of this process, or ``F_GETLK``)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import struct
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,3 +111,29 @@ def _process_name(pid: int | None) -> str:
 def sql_path(path: Path) -> str:
     """`path` inside a single-quoted SQL string literal."""
     return str(path).replace("'", "''")
+
+
+def create_duckdb_file(path: Path, storage_version: str) -> bool:
+    """Create the missing DuckDB file at `path` in `storage_version`, whole; True if this call put it there, False
+    if another process or thread did first. DuckDB writes a new file's header after creating it, and another
+    sync's preflight reading it in between would call the file "not a DuckDB database": so it is made under a name
+    of its own and hard-linked in, which never replaces a file another sync put there first."""
+    import duckdb
+
+    config: dict[str, str | bool | int | float | list[str]] = {"storage_compatibility_version": storage_version}
+    made = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    try:
+        duckdb.connect(str(made), config=config).close()
+        os.link(made, path)
+        return True
+    except FileExistsError:
+        return False  # another sync made it first: that one is the warehouse
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+        # a file system without hard links (FAT, some network shares and FUSE file systems): created in place
+        duckdb.connect(str(path), config=config).close()
+        return True
+    finally:
+        made.unlink(missing_ok=True)
+        made.with_name(made.name + ".wal").unlink(missing_ok=True)

@@ -36,10 +36,10 @@ def prepare_warehouse(warehouse: Warehouse) -> None:
         from pipelines.warehouse.failure import WarehouseUnavailable, explain
 
         # a damaged file stays damaged (no retry passes); anything else, such as a lock, may end
-        kind = WarehousePathError if damage_problem(warehouse.duckdb_path) else WarehouseUnavailable
-        raise kind(
-            f"cannot open the warehouse {warehouse.duckdb_path} for writing: {explain(exc, warehouse.duckdb_path)}"
-        ) from None
+        damaged = damage_problem(warehouse.duckdb_path)
+        kind = WarehousePathError if damaged else WarehouseUnavailable
+        line = damaged or explain(exc, warehouse.duckdb_path)
+        raise kind(f"cannot open the warehouse {warehouse.duckdb_path} for writing: {line}") from None
 
 
 def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_dir: str | Path | None = None) -> int:
