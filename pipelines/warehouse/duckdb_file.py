@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import os
 import struct
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,7 +123,8 @@ def create_duckdb_file(path: Path, storage_version: str) -> bool:
     import duckdb
 
     config: dict[str, str | bool | int | float | list[str]] = {"storage_compatibility_version": storage_version}
-    made = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
+    _remove_abandoned(path)
+    made = _temporary(path, os.getpid(), threading.get_ident())
     try:
         duckdb.connect(str(made), config=config).close()
         os.link(made, path)
@@ -135,5 +138,41 @@ def create_duckdb_file(path: Path, storage_version: str) -> bool:
         duckdb.connect(str(path), config=config).close()
         return True
     finally:
-        made.unlink(missing_ok=True)
-        made.with_name(made.name + ".wal").unlink(missing_ok=True)
+        _unlink_with_wal(made)
+
+
+#: a creation takes milliseconds: an older temporary file of a process that is gone was left by a kill
+ABANDONED_AFTER_S = 60
+
+
+def _temporary(path: Path, pid: int, thread: int) -> Path:
+    return path.with_name(f".{path.name}.{pid}.{thread}.new")
+
+
+def _remove_abandoned(path: Path) -> None:
+    """Remove the temporary files of creations killed part-way (SIGKILL, a power cut) beside `path`: their process
+    is gone and they are old. Both, because a process of another PID namespace sharing the folder looks gone."""
+    prefix = f".{path.name}."
+    for made in path.parent.glob(glob.escape(prefix) + "*.new"):
+        pid = made.name[len(prefix) :].split(".", 1)[0]
+        try:
+            old = time.time() - made.stat().st_mtime > ABANDONED_AFTER_S
+        except OSError:
+            continue
+        if pid.isdigit() and old and not _running(int(pid)):
+            _unlink_with_wal(made)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def _unlink_with_wal(made: Path) -> None:
+    made.unlink(missing_ok=True)
+    made.with_name(made.name + ".wal").unlink(missing_ok=True)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from pipelines.warehouse import duckdb_file
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.diagnose import warehouse_problem
 from pipelines.warehouse.duckdb_file import storage_number
@@ -82,3 +86,52 @@ def test_without_hard_links_the_file_is_created_in_place(
     path = tmp_path / "outreach.duckdb"
     prepare_warehouse(_warehouse(path))
     assert storage_number(path) == V1_0 and [p.name for p in tmp_path.iterdir()] == ["outreach.duckdb"]
+
+
+#: a sync that stops for good between creating its temporary file and linking it in, as a SIGKILL would find it
+_STOPS_BEFORE_THE_LINK = """
+import os, sys, time
+from pathlib import Path
+from pipelines.warehouse.duckdb_file import create_duckdb_file
+os.link = lambda src, dst: time.sleep(600)
+create_duckdb_file(Path(sys.argv[1]), "v1.0.0")
+"""
+
+
+def _stopped_creation(path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A real process stopped part-way through creating `path`, and its temporary file, aged past the limit."""
+    child = subprocess.Popen([sys.executable, "-c", _STOPS_BEFORE_THE_LINK, str(path)])
+    deadline = time.monotonic() + 60
+    while not (made := list(path.parent.glob(f".{path.name}.{child.pid}.*.new"))):
+        assert child.poll() is None and time.monotonic() < deadline, "the child never created its temporary file"
+        time.sleep(0.05)
+    old = time.time() - duckdb_file.ABANDONED_AFTER_S - 1
+    os.utime(made[0], (old, old))
+    return child, made[0]
+
+
+def test_a_creation_killed_part_way_leaves_nothing_once_the_next_sync_creates_the_warehouse(tmp_path: Path) -> None:
+    """Before, a sync killed between creating its temporary file and linking it in left a 12 KB `.new` file
+    beside the warehouse for good."""
+    path = tmp_path / "outreach.duckdb"
+    child, made = _stopped_creation(path)
+    child.kill()
+    child.wait()
+    assert made.exists()
+    prepare_warehouse(_warehouse(path))
+    assert storage_number(path) == V1_0 and [p.name for p in tmp_path.iterdir()] == ["outreach.duckdb"]
+
+
+def test_the_temporary_file_of_a_creation_still_running_or_just_killed_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "outreach.duckdb"
+    child, made = _stopped_creation(path)
+    try:
+        prepare_warehouse(_warehouse(path))
+        assert made.exists()  # its process still runs: it is that process's to link or remove
+    finally:
+        child.kill()
+        child.wait()
+    os.utime(made)  # gone, but just now: it may belong to a process of another PID namespace
+    path.unlink()
+    prepare_warehouse(_warehouse(path))
+    assert made.exists()
