@@ -4,6 +4,8 @@ of a server it can reach, whether the first sync may create its schema there."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 import psycopg2
@@ -20,18 +22,52 @@ def _key_args(sandbox: Any) -> list[str]:
     return ["--api-key", admin_keys(sandbox)[0]]
 
 
-@pytest.mark.parametrize("case", ["no such database", "nothing listening"])
+#: a role the test server asks a password of (its other roles are trusted), and that password
+PASSWORD_ROLE, RIGHT_PASSWORD = "pw_user", "the-right-pw"
+
+
+def _password_role(pg_server: Any) -> str:
+    """`PASSWORD_ROLE`, which must give RIGHT_PASSWORD (scram-sha-256) on the session's server."""
+    hba = Path(pg_server.data) / "pg_hba.conf"
+    line = f"host all {PASSWORD_ROLE} 127.0.0.1/32 scram-sha-256\n"
+    if line not in hba.read_text():
+        hba.write_text(line + hba.read_text())  # the first matching line applies
+        pg_server.psql(f"drop role if exists {PASSWORD_ROLE}")
+        pg_server.psql(f"create role {PASSWORD_ROLE} login password '{RIGHT_PASSWORD}'")
+        pg_server.psql("select pg_reload_conf()")
+    dsn = f"postgresql://{PASSWORD_ROLE}:{{}}@127.0.0.1:{pg_server.port}/postgres"
+    deadline = time.monotonic() + 10
+    while True:  # the server reads the file again after the signal: until then the role is trusted
+        try:
+            psycopg2.connect(dsn.format(PASSWORD)).close()
+        except psycopg2.OperationalError:
+            break
+        assert time.monotonic() < deadline, "the server never asked the role's password"
+        time.sleep(0.1)
+    psycopg2.connect(dsn.format(RIGHT_PASSWORD)).close()
+    return PASSWORD_ROLE
+
+
+@pytest.mark.parametrize("case", ["no such database", "nothing listening", "wrong password"])
 def test_each_command_names_the_reason_and_the_setting_to_fix(
     case: str, pg_server: Any, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    port, database = (pg_server.port, "no_such_db") if case == "no such database" else (1, "postgres")
+    user, port, database, reason = {
+        "no such database": ("postgres", pg_server.port, "no_such_db", 'database "no_such_db" does not exist'),
+        "nothing listening": ("postgres", 1, "postgres", "Connection refused"),
+        "wrong password": (
+            _password_role(pg_server),
+            pg_server.port,
+            "postgres",
+            f'password authentication failed for user "{PASSWORD_ROLE}"',
+        ),
+    }[case]
     monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
     monkeypatch.setenv(
-        "DESTINATION__POSTGRES__CREDENTIALS", f"postgresql://postgres:{PASSWORD}@127.0.0.1:{port}/{database}"
+        "DESTINATION__POSTGRES__CREDENTIALS", f"postgresql://{user}:{PASSWORD}@127.0.0.1:{port}/{database}"
     )
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
     keys = _key_args(sandbox)
-    reason = 'database "no_such_db" does not exist' if case == "no such database" else "Connection refused"
     for command in (["sync", "--base-url", sandbox.base_url, "--no-progress", *keys], ["status"], ["models"]):
         result = CliRunner().invoke(app, command)
         out = result.output.strip()
