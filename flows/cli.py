@@ -98,8 +98,9 @@ def check(
     ] = None,
     duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
 ) -> None:
-    """Show where each setting comes from, test each key against the API and that the warehouse can be
-    written; one line per problem, non-zero if there is one. Keys are shown masked."""
+    """Test the settings, each key against the API, and that the warehouse can be written.
+
+    Shows where each setting comes from (keys masked); one line per problem, non-zero if there is one."""
     from pipelines.commands.check import run_check
 
     report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)

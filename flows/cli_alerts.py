@@ -103,7 +103,7 @@ def ack(
 
 @alerts_app.command("test")
 def test_targets() -> None:
-    """Send one test notification to every target of [alerts] targets and report each result."""
+    r"""Send one test notification to every target of \[alerts] targets and report each result."""
     from alerts.notify import notify_all
     from alerts.settings import resolve_alert_settings
     from pipelines.core.errors import OutreachError
@@ -128,7 +128,7 @@ def guard(
     duckdb: DuckdbOption = None,
     destination: DestinationOption = None,
 ) -> None:
-    """Pause mailboxes and campaigns with an open bounce-rate incident ([alerts] auto_pause must be true)."""
+    r"""Pause mailboxes and campaigns with an open bounce-rate incident (\[alerts] auto_pause must be true)."""
     from alerts.db import connect
     from alerts.guard import run_guard
     from alerts.settings import resolve_alert_settings
