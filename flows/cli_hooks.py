@@ -15,7 +15,7 @@ hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_i
 @hooks_app.command("listen")
 def hooks_listen(
     host: str = "127.0.0.1",
-    port: int = 8787,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port; 0 picks a free one.")] = 8787,
     spool: Annotated[
         Path | None, typer.Option(help="Spool directory (default: the configured warehouse's, <stem>_spool/).")
     ] = None,

@@ -19,7 +19,7 @@ class Scale(StrEnum):
 
 def sandbox(
     host: str = "127.0.0.1",
-    port: int = 8765,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port; 0 picks a free one.")] = 8765,
     seed: int = 7,
     scale: Scale = Scale.small,
     workspaces: Annotated[

@@ -21,6 +21,7 @@ from dlt.common.typing import TSecretValue
 from pipelines.core import constants
 from pipelines.core.errors import ConfigError
 from pipelines.core.root_cause import one_line
+from pipelines.core.setting_bounds import BOUNDS, check_bounds
 
 SECTIONS = ("sources",)
 SECTION = "outreach"
@@ -129,18 +130,7 @@ def _plain(value: Any) -> Any:
 
 
 def _validate(settings: OutreachSettings) -> None:
-    if settings.workers < 1:
-        raise ConfigError(f"sources.outreach.workers must be at least 1, got {settings.workers}")
-    if settings.batch_size is not None and settings.batch_size < 1:
-        raise ConfigError(f"sources.outreach.batch_size must be at least 1, got {settings.batch_size}")
-    if settings.rate_limit_per_minute < 0:
-        raise ConfigError("sources.outreach.rate_limit_per_minute must be 0 (off) or more")
-    for name in ("lock_timeout_s", "sync_timeout_s", "max_retry_after_s"):
-        if getattr(settings, name) < 0:
-            raise ConfigError(f"sources.outreach.{name} must be 0 or more seconds")
-    for name in ("request_timeout", "stall_timeout_s"):
-        if getattr(settings, name) <= 0:
-            raise ConfigError(f"sources.outreach.{name} must be more than 0 seconds")
+    check_bounds({name: getattr(settings, name) for name in BOUNDS})
     settings.api_key_list()  # a malformed key list fails here, at the edge
 
 

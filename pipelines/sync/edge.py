@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pipelines.api.accounts import Workspace, check_keys, raise_if_none_found
 from pipelines.api.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
 from pipelines.core.errors import OutreachError
+from pipelines.core.setting_bounds import check_bounds
 from pipelines.warehouse import lock
 
 if TYPE_CHECKING:
@@ -47,12 +48,17 @@ def run_sync(
     (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
     the warehouse's pipelines first (the data stays) and read everything again (a full sync).
 
-    A given warehouse path and given keys (with a URL) are checked before the settings are resolved.
+    The given numbers, a given warehouse path and given keys (with a URL) are checked before the settings are resolved.
     """
     given = [k.strip() for k in (api_keys or []) if k and k.strip()]
     checked: list[Workspace | OutreachError] | None = None
     if settings is None:
         from pipelines.warehouse.diagnose import preflight_given
+
+        check_bounds({
+            "rate_limit_per_minute": rate_limit_per_minute, "request_timeout": request_timeout, "workers": workers,
+            "batch_size": batch_size, "lock_timeout_s": lock_timeout_s,
+        })  # fmt: skip
 
         if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
             preflight_given(duckdb_path)

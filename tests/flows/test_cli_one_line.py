@@ -28,6 +28,13 @@ def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
     assert "use e.g. http://127.0.0.1:9/api/v1" in str(caught.value)
 
 
+@pytest.mark.parametrize("command", [["sandbox"], ["hooks", "listen"]])
+def test_a_port_out_of_range_is_a_usage_error(command: list[str]) -> None:
+    """It used to reach the socket: `error: OverflowError: bind(): port must be 0-65535.`"""
+    result = CliRunner().invoke(app, [*command, "--port", "99999"])
+    assert result.exit_code == 2 and "less than or equal to 65535" in result.output, result.output
+
+
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from sandbox.server import SandboxServer

@@ -93,6 +93,25 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
     assert "batch_size" in str(info.value) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("option", "error"),
+    [
+        (["--workers", "0"], "error: sources.outreach.workers must be at least 1, got 0"),
+        (["--batch-size", "-1"], "error: sources.outreach.batch_size must be at least 1, got -1"),
+    ],
+)
+def test_a_number_out_of_bounds_fails_before_the_first_api_request(
+    option: list[str], error: str, no_outreach_env: Path, make_sandbox: Any
+) -> None:
+    """Given with keys and a URL, a bad number used to be found only after the keys were checked against the API."""
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    sandbox.reset_metrics()
+    sync = [OUTREACH, "sync", "--base-url", sandbox.base_url, "--api-key", admin_keys(sandbox)[0], *option]
+    result = subprocess.run(sync, capture_output=True, text=True, timeout=120, check=False)
+    assert (result.returncode, result.stdout, result.stderr.splitlines()) == (1, "", [error]), result
+    assert sandbox.metrics()["requests"] == 0
+
+
 def _storage_version(path: Path) -> str:
     con = duckdb.connect()
     try:
