@@ -118,7 +118,7 @@ def status(
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON for scripts instead of a table.")] = False,
-    runs: Annotated[int, typer.Option(help="Runs shown per workspace.")] = 5,
+    runs: Annotated[int, typer.Option(min=1, help="Runs shown per workspace.")] = 5,
 ) -> None:
     """Per workspace: the last runs, rows loaded, cursors, deferred reply bodies, the last error. No API request."""
     import json

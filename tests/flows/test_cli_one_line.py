@@ -28,11 +28,19 @@ def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
     assert "use e.g. http://127.0.0.1:9/api/v1" in str(caught.value)
 
 
-@pytest.mark.parametrize("command", [["sandbox"], ["hooks", "listen"]])
-def test_a_port_out_of_range_is_a_usage_error(command: list[str]) -> None:
-    """It used to reach the socket: `error: OverflowError: bind(): port must be 0-65535.`"""
-    result = CliRunner().invoke(app, [*command, "--port", "99999"])
-    assert result.exit_code == 2 and "less than or equal to 65535" in result.output, result.output
+@pytest.mark.parametrize(
+    ("command", "bound"),
+    [
+        (["sandbox", "--port", "99999"], "less than or equal to 65535"),
+        (["hooks", "listen", "--port", "99999"], "less than or equal to 65535"),
+        (["status", "--runs", "0"], "greater than or equal to 1"),
+    ],
+)
+def test_a_number_out_of_range_is_a_usage_error(command: list[str], bound: str) -> None:
+    """A port used to reach the socket (`error: OverflowError: bind(): port must be 0-65535.`), and `status --runs
+    0` showed every workspace's last run as `-`, as if it had none."""
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 2 and bound in result.output, result.output
 
 
 @pytest.fixture(scope="module")
