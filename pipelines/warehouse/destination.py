@@ -21,6 +21,7 @@ from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
 from pipelines.warehouse.duckdb_file import create_duckdb_file
 from pipelines.warehouse.duckdb_memory import load_threads
+from pipelines.warehouse.load_dir import default_dlt_dir
 from pipelines.warehouse.lock import LockTarget, file_target
 
 log = logging.getLogger(__name__)
@@ -231,7 +232,7 @@ def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = Non
     if pipelines_dir:
         chosen = Path(pipelines_dir).expanduser().resolve()
     elif warehouse.duckdb_path is not None:
-        chosen = warehouse.duckdb_path.with_name(f".{warehouse.duckdb_path.stem}_dlt")
+        chosen = default_dlt_dir(warehouse.duckdb_path)
     else:
         from dlt.common.pipeline import get_dlt_pipelines_dir
 
