@@ -86,15 +86,22 @@ def _source(result: Any) -> SourceFreshness:
     status = str(getattr(result.status, "value", result.status))
     criteria = getattr(node, "freshness", None)
     max_loaded_at = getattr(result, "max_loaded_at", None)
+    loaded = status != "runtime error" and not _never(max_loaded_at)
     return SourceFreshness(
         source=str(node.name),
         status=status,
-        max_loaded_at=_iso(max_loaded_at) if status != "runtime error" else None,
-        age_s=float(result.age) if status != "runtime error" and getattr(result, "age", None) is not None else None,
+        max_loaded_at=_iso(max_loaded_at) if loaded else None,
+        age_s=float(result.age) if loaded and getattr(result, "age", None) is not None else None,
         warn_after=_threshold(getattr(criteria, "warn_after", None)),
         error_after=_threshold(getattr(criteria, "error_after", None)),
         message=" ".join(str(result.message or "").split())[:300] if status == "runtime error" else "",
     )
+
+
+def _never(max_loaded_at: datetime | None) -> bool:
+    """No row has a synced_at (a table never loaded): dbt then gives 0001-01-01 (its adapters' calculate_freshness),
+    and an age of some 740,000 days."""
+    return max_loaded_at is None or max_loaded_at.year == 1
 
 
 def _threshold(value: Any) -> str:

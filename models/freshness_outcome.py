@@ -28,7 +28,7 @@ class SourceFreshness:
         """`workspaces: warn, last loaded 1.2 h ago (warn after 45 minutes, error after 3 hours)`."""
         if self.status == "runtime error":
             return f"{self.source}: cannot check ({self.message})"
-        age = "never loaded" if self.age_s is None else f"last loaded {_age(self.age_s)} ago"
+        age = "never loaded (no row has a synced_at)" if self.age_s is None else f"last loaded {_age(self.age_s)} ago"
         limits = ", ".join(x for x in (f"warn after {self.warn_after}" if self.warn_after else "",
                                        f"error after {self.error_after}" if self.error_after else "") if x)  # fmt: skip
         return f"{self.source}: {self.status}, {age}" + (f" ({limits})" if limits else "")

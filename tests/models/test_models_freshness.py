@@ -82,6 +82,32 @@ def test_build_checks_freshness_and_reports_it_everywhere(tmp_path: Path) -> Non
     assert any(line.startswith("Of contacted recipients: reply rate ") for line in lines)
 
 
+def test_a_table_never_loaded_is_said_to_be_so(tmp_path: Path) -> None:
+    """A raw table without a row (its first load failed): dbt's newest synced_at is then 0001-01-01, which the
+    summary printed as "last loaded 739949.7 days ago"."""
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=300)
+    tables = (
+        "workspaces",
+        "campaign_recipients",
+        "replies",
+        "campaign_stats",
+        "campaign_variants",
+        "campaign_daily_sends",
+    )
+    _age(path, dict.fromkeys(tables, "5 minute"))
+    with duckdb.connect(str(path)) as con:
+        con.execute('delete from "w".outreach.campaign_variants')
+    report = build(path, publish=False)
+    assert report.freshness is not None
+    variants = next(s for s in report.freshness.sources if s.source == "campaign_variants")
+    assert (variants.status, variants.max_loaded_at, variants.age_s) == ("error", None, None)
+    assert (
+        "  campaign_variants: error, never loaded (no row has a synced_at) (warn after 26 hours, error after 50 hours)"
+        in (report.summary().splitlines())
+    )
+    assert "| campaign_variants | error |  |  |" in report.to_markdown()
+
+
 def test_freshness_of_a_missing_column_is_reported_and_the_build_goes_on(
     tmp_path: Path,
 ) -> None:
