@@ -193,7 +193,7 @@ def _key_level(client: Any) -> str:
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: OutreachSettings | None) -> None:
     from pipelines.core.constants import DEFAULT_STORAGE_VERSION
     from pipelines.warehouse.diagnose import configured_path, damage_problem, warehouse_problem
-    from pipelines.warehouse.load_dir import quote_problem
+    from pipelines.warehouse.load_dir import working_dir_problem
     from pipelines.warehouse.storage_convert import storage_note
 
     path = configured_path(duckdb_path)
@@ -201,7 +201,7 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: Ou
         _check_server(report, settings)
         return
     pipelines_dir = settings.pipelines_dir if settings is not None else None
-    problem = warehouse_problem(path) or damage_problem(path) or quote_problem(path, pipelines_dir)
+    problem = warehouse_problem(path) or damage_problem(path) or working_dir_problem(path, pipelines_dir)
     if problem:
         report.problem(problem)
         return

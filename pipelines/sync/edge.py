@@ -18,7 +18,7 @@ from pipelines.core.constants import DEFAULT_DUCKDB_PATH
 from pipelines.core.errors import OutreachError
 from pipelines.core.setting_bounds import check_bounds
 from pipelines.warehouse import lock
-from pipelines.warehouse.load_dir import quote_problem
+from pipelines.warehouse.load_dir import working_dir_problem
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
@@ -63,10 +63,10 @@ def run_sync(
         })  # fmt: skip
         if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
             preflight_given(duckdb_path)
-        suspect = quote_problem(Path(duckdb_path or DEFAULT_DUCKDB_PATH), pipelines_dir)
+        suspect = working_dir_problem(Path(duckdb_path or DEFAULT_DUCKDB_PATH), pipelines_dir)
         if given and base_url and not suspect:
             # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s.
-            # A load directory that may be unloadable is settled first by the sync with the settings.
+            # A dlt working directory that dlt may not work in is settled first, by the sync with the settings.
             pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
             checked = check_keys(
                 given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None

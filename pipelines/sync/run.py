@@ -34,7 +34,7 @@ from pipelines.sync.batches import run_batches
 from pipelines.warehouse import demo_guard, lock
 from pipelines.warehouse.destination import dlt_working_dir, warehouse_target
 from pipelines.warehouse.kept_open import kept_open
-from pipelines.warehouse.load_dir import quote_problem
+from pipelines.warehouse.load_dir import working_dir_problem
 from pipelines.warehouse.runs import flush_failed_runs, run_row
 from pipelines.warehouse.warehouse_prep import load_spool_events, prepare_warehouse
 
@@ -74,7 +74,7 @@ def sync(
         # checked before any request; a file another sync holds is not a problem but a wait: the lock
         # below says for whom, and the check runs again once it is ours
         preflight_given(warehouse.duckdb_path)
-    problem = quote_problem(warehouse.duckdb_path, cfg.pipelines_dir)
+    problem = working_dir_problem(warehouse.duckdb_path, cfg.pipelines_dir)
     if problem:
         raise ConfigError(problem)
     given = [k.strip() for k in (api_keys or []) if k and k.strip()]

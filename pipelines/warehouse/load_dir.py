@@ -1,9 +1,17 @@
-"""Where dlt keeps a DuckDB warehouse's pipelines unless told otherwise, and whether its DuckDB loader can read
-load files from there. No dlt import: the sync's edge asks before its first API request."""
+"""Where dlt keeps a DuckDB warehouse's pipelines unless told otherwise, and whether dlt can work there. No dlt
+import: the sync's edge asks before its first API request."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+#: a character dlt cannot have in its working directory's path -> (its name, why), and whether only a DuckDB
+#: warehouse is hurt: dlt %-formats its file names from templates holding that path (every destination), and its
+#: DuckDB loader puts load files' paths into SQL unescaped (`read_parquet('...')`); either way every run fails
+_REFUSED = {
+    "%": ("a percent sign (%)", "which dlt's file name templates cannot hold", False),
+    "'": ("a single quote (')", "and dlt's DuckDB loader cannot read load files from such a path", True),
+}
 
 
 def default_dlt_dir(duckdb_path: Path) -> Path:
@@ -11,17 +19,18 @@ def default_dlt_dir(duckdb_path: Path) -> Path:
     return duckdb_path.with_name(f".{duckdb_path.stem}_dlt")
 
 
-def quote_problem(duckdb_path: Path | None, pipelines_dir: str | Path | None) -> str | None:
-    """The line for a DuckDB warehouse whose load files would sit under a path with a single quote: dlt's DuckDB
-    loader puts that path into SQL unescaped (`read_parquet('...')`), so every load fails, run after run. None
-    when there is none, or for a server, which dlt loads without file paths in SQL."""
-    if duckdb_path is None:
+def working_dir_problem(duckdb_path: Path | None, pipelines_dir: str | Path | None) -> str | None:
+    """The line for a dlt working directory (`pipelines_dir`, else the DuckDB warehouse's default) whose path dlt
+    cannot work in; None when there is none to check (a server's default, in dlt's own data directory)."""
+    if pipelines_dir:
+        where = Path(pipelines_dir).expanduser().absolute()
+        fix = "set SOURCES__OUTREACH__PIPELINES_DIR to a path without one"
+    elif duckdb_path is not None:
+        where = default_dlt_dir(duckdb_path).absolute()
+        fix = "move the warehouse to a path without one (--duckdb), or set SOURCES__OUTREACH__PIPELINES_DIR to one"
+    else:
         return None
-    where = (Path(pipelines_dir).expanduser() if pipelines_dir else default_dlt_dir(duckdb_path)).absolute()
-    if "'" not in str(where):
-        return None
-    return (
-        f"dlt's working directory {where} has a single quote (') in its path, and dlt's DuckDB loader cannot read "
-        "load files from such a path: move the warehouse to a path without one (--duckdb), or set "
-        "SOURCES__OUTREACH__PIPELINES_DIR to one"
-    )
+    for char, (name, why, duckdb_only) in _REFUSED.items():
+        if char in str(where) and (duckdb_path is not None or not duckdb_only):
+            return f"dlt's working directory {where} has {name} in its path, {why}: {fix}"
+    return None

@@ -1,7 +1,9 @@
-"""A DuckDB warehouse whose dlt working directory has a single quote in its path: dlt's DuckDB loader puts the
-load files' paths into SQL unescaped, so every load failed ("ParserException: unterminated string literal"),
-after every API request, with dlt's tracebacks on the terminal, and "the pending load resumes on the next run",
-which it never did. Now the sync refuses before its first request and says what to change."""
+"""A dlt working directory whose path dlt cannot work in. A single quote: dlt's DuckDB loader puts the load files'
+paths into SQL unescaped, so every load failed ("ParserException: unterminated string literal") after every API
+request, with dlt's tracebacks on the terminal, and "the pending load resumes on the next run", which it never
+did. A percent sign: dlt %-formats its file names from templates holding the path, and the extract failed
+("error: TypeError: %x format: an integer is required, not str"). Now the sync refuses before its first request
+and says what to change."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 from test_sync_support import admin_keys
+
+from pipelines.warehouse.load_dir import working_dir_problem
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
@@ -25,24 +30,35 @@ def _outreach(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def test_a_quote_in_the_load_directory_is_refused_before_the_first_request(make_sandbox: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("folder", "why"),
+    [
+        (
+            "it's here",
+            "a single quote (') in its path, and dlt's DuckDB loader cannot read load files from such a path",
+        ),
+        ("100%x", "a percent sign (%) in its path, which dlt's file name templates cannot hold"),
+    ],
+)
+def test_a_path_dlt_cannot_work_in_is_refused_before_the_first_request(
+    folder: str, why: str, make_sandbox: Any, tmp_path: Path
+) -> None:
     sandbox = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
     sandbox.reset_metrics()
-    warehouse = tmp_path / "it's here" / "w.duckdb"
+    warehouse = tmp_path / folder / "w.duckdb"
     api = ["--base-url", sandbox.base_url, "--api-key", admin_keys(sandbox)[0]]
 
     result = _outreach(["sync", "--duckdb", str(warehouse), "--no-progress", *api])
     assert (result.returncode, result.stdout) == (1, ""), result
     assert result.stderr.splitlines() == [
-        f"error: dlt's working directory {warehouse.parent}/.w_dlt has a single quote (') in its path, and dlt's "
-        "DuckDB loader cannot read load files from such a path: move the warehouse to a path without one "
-        "(--duckdb), or set SOURCES__OUTREACH__PIPELINES_DIR to one"
+        f"error: dlt's working directory {warehouse.parent}/.w_dlt has {why}: move the warehouse to a path without "
+        "one (--duckdb), or set SOURCES__OUTREACH__PIPELINES_DIR to one"
     ]
     assert sandbox.metrics()["requests"] == 0 and not warehouse.exists()
 
     checked = _outreach(["check", "--duckdb", str(warehouse), *api])
     problems = [line for line in checked.stdout.splitlines() if line.startswith("  problem: ")]
-    assert checked.returncode == 1 and len(problems) == 1 and "has a single quote (')" in problems[0], checked
+    assert checked.returncode == 1 and len(problems) == 1 and why in problems[0], checked
 
     # the fix it names: the warehouse itself may keep its path
     loaded = _outreach(
@@ -53,3 +69,13 @@ def test_a_quote_in_the_load_directory_is_refused_before_the_first_request(make_
     with duckdb.connect(str(warehouse), read_only=True) as con:
         count = con.execute("select count(*) from outreach.campaign_recipients").fetchone()
     assert count is not None and count[0] > 0
+
+
+def test_a_server_warehouse_minds_only_what_dlt_cannot_hold_in_a_file_name() -> None:
+    """PostgreSQL is loaded without file paths in SQL: a quote in its dlt directory is fine, a percent sign not."""
+    assert working_dir_problem(None, "/srv/it's dlt") is None
+    assert working_dir_problem(None, None) is None  # dlt's own data directory
+    assert working_dir_problem(None, "/srv/100%dlt") == (
+        "dlt's working directory /srv/100%dlt has a percent sign (%) in its path, which dlt's file name templates "
+        "cannot hold: set SOURCES__OUTREACH__PIPELINES_DIR to a path without one"
+    )
