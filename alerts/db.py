@@ -20,6 +20,7 @@ import duckdb
 
 from pipelines.core.errors import WarehouseError
 from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.duckdb_file import sql_string
 
 
 @dataclass(frozen=True)
@@ -147,8 +148,7 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
     con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")
-        escaped = str(path).replace("'", "''")
-        con.execute(f"attach '{escaped}' as warehouse")
+        con.execute(f"attach '{sql_string(path)}' as warehouse")
         con.execute("use warehouse")
     except duckdb.Error as exc:
         con.close()

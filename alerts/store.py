@@ -21,6 +21,7 @@ from typing import Any
 
 from alerts.db import Db
 from alerts.finding import Finding
+from pipelines.warehouse.duckdb_file import sql_string
 
 TABLE = "reporting.alert_incidents"
 OPEN, RESOLVED, ACKNOWLEDGED = "open", "resolved", "acknowledged"
@@ -127,9 +128,8 @@ def ensure_table(db: Db) -> None:
 
 def _comment(db: Db, columns: list[str]) -> None:
     for column in columns:
-        escaped = COMMENTS[column].replace("'", "''")
         target = f"table {TABLE}" if not column else f"column {TABLE}.{column}"
-        db.execute(f"comment on {target} is '{escaped}'")
+        db.execute(f"comment on {target} is '{sql_string(COMMENTS[column])}'")
 
 
 #: the findings of one evaluation, and the incidents it resolves: a temporary table `reconcile` applies

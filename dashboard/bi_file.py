@@ -13,7 +13,7 @@ import pandas as pd
 
 from dashboard.errors import ReportError
 from pipelines.core.root_cause import one_line
-from pipelines.warehouse.duckdb_file import is_duckdb_file
+from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
 
 SCHEMA = "reporting"
 _ALIAS = "bi"
@@ -123,8 +123,7 @@ def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
     try:
         con.execute("set enable_progress_bar = false")
         con.execute("set TimeZone = 'UTC'")
-        quoted = str(path).replace("'", "''")
-        con.execute(f"attach '{quoted}' as {_ALIAS} (read_only)")
+        con.execute(f"attach '{sql_string(path)}' as {_ALIAS} (read_only)")
         con.execute(f"use {_ALIAS}")
     except duckdb.IOException as exc:
         con.close()

@@ -28,6 +28,7 @@ from models import STAGING_PREFIX, bi_update
 from models.errors import PublishError, WarehouseError
 from models.settings import bi_path_for, duckdb_state_dir, storage_version
 from pipelines.core.root_cause import one_line
+from pipelines.warehouse.duckdb_file import sql_string
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def publish_bi(duckdb_path: str | Path) -> tuple[Path, dict[str, int]]:
         # DuckDB draws a bar on stderr for a query over 2 s (at 10M recipients): over our progress, or in a log
         con.execute("set enable_progress_bar = false")
         try:
-            con.execute(f"attach '{_quote(path)}' as {_SOURCE} (read_only)")
+            con.execute(f"attach '{sql_string(path)}' as {_SOURCE} (read_only)")
         except duckdb.Error as exc:
             raise WarehouseError(f"cannot read warehouse {path} to publish the BI file: {one_line(exc)}") from exc
         tables = _mart_tables(con)
@@ -154,7 +155,7 @@ def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, vers
     if large and previous.is_file() and not Path(f"{previous}.wal").exists():
         shutil.copyfile(previous, tmp)
         try:
-            con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+            con.execute(f"attach '{sql_string(tmp)}' as {_TARGET} (storage_version '{version}')")
         except duckdb.Error as exc:  # e.g. a file of a later storage version, which DuckDB will not lower
             log.info("writing the BI file anew: the previous one cannot be reused (%s)", one_line(exc))
         else:
@@ -163,7 +164,7 @@ def _attach_copy(con: duckdb.DuckDBPyConnection, previous: Path, tmp: Path, vers
             log.info("writing the BI file anew: the previous one has many free blocks")
             con.execute(f"detach {_TARGET}")
         _unlink(tmp)
-    con.execute(f"attach '{_quote(tmp)}' as {_TARGET} (storage_version '{version}')")
+    con.execute(f"attach '{sql_string(tmp)}' as {_TARGET} (storage_version '{version}')")
     return False
 
 
@@ -202,7 +203,7 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str], clear: boo
         [_SOURCE, REPORTING],
     ).fetchall():
         if table in tables:
-            con.execute(f"comment on table {_TARGET}.{REPORTING}.\"{table}\" is '{_quote(comment)}'")
+            con.execute(f"comment on table {_TARGET}.{REPORTING}.\"{table}\" is '{sql_string(comment)}'")
     statements = []
     for table, column, comment, data_type in con.execute(
         "select table_name, column_name, comment, data_type from duckdb_columns() where database_name = ? "
@@ -212,7 +213,9 @@ def _copy_comments(con: duckdb.DuckDBPyConnection, tables: list[str], clear: boo
         if table in tables:
             if data_type == _INSTANT_TYPE:
                 comment = f"{comment.rstrip()} {UTC_NOTE}"
-            statements.append(f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{_quote(comment)}\'')
+            statements.append(
+                f'comment on column {_TARGET}.{REPORTING}."{table}"."{column}" is \'{sql_string(comment)}\''
+            )
     if statements:  # one call for every column, not a call (and a parse) each
         con.execute(";\n".join(statements))
 
@@ -231,10 +234,6 @@ def _unlink(path: Path) -> None:
     for candidate in (path, Path(f"{path}.wal")):
         if candidate.is_file():
             candidate.unlink(missing_ok=True)
-
-
-def _quote(value: object) -> str:
-    return str(value).replace("'", "''")
 
 
 def _fsync(path: Path) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from pipelines.core.errors import WarehouseError
 from pipelines.source.state import STATE_TABLE
 from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.duckdb_file import sql_string
 from pipelines.warehouse.lock import current_holder
 from pipelines.warehouse.runs import RUNS_TABLE
 
@@ -106,7 +107,7 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
             holder = current_holder(warehouse)
             if holder is None:
                 try:
-                    con.execute(f"attach '{_quote(str(warehouse.duckdb_path))}' as wh (read_only)")
+                    con.execute(f"attach '{sql_string(warehouse.duckdb_path)}' as wh (read_only)")
                 except duckdb.Error:
                     holder = current_holder(warehouse)
                     if holder is None:  # nobody holds it: the file itself is the problem; say which
@@ -118,7 +119,7 @@ def _connect(warehouse: Warehouse) -> Iterator[Any]:
             if holder is not None:
                 with _committed_copy(warehouse.duckdb_path) as copy:
                     try:
-                        con.execute(f"attach '{_quote(str(copy))}' as wh (read_only)")
+                        con.execute(f"attach '{sql_string(copy)}' as wh (read_only)")
                     except duckdb.Error:  # copied while a checkpoint wrote it: try again in a moment
                         raise _Busy(
                             f"{warehouse.label} is open for writing by {holder.line()}: its status can be read "
@@ -152,10 +153,6 @@ def _committed_copy(path: Path) -> Iterator[Path]:
         copy = Path(folder) / path.name
         shutil.copyfile(path, copy)
         yield copy
-
-
-def _quote(value: str) -> str:
-    return value.replace("'", "''")
 
 
 def _fetch(cursor: Any, sql: str) -> list[tuple[Any, ...]]:

@@ -31,7 +31,7 @@ from pipelines.warehouse.duckdb_file import (
     DUCKDB_MAGIC,
     HEADERS_SIZE,
     lock_holder,
-    sql_path,
+    sql_string,
 )
 from pipelines.warehouse.storage_convert import convert_storage, storage_note
 
@@ -125,7 +125,7 @@ def damage_problem(path: Path) -> str | None:
 
     con = duckdb.connect()
     try:
-        con.execute(f"attach '{sql_path(path)}' as probe (read_only)")
+        con.execute(f"attach '{sql_string(path)}' as probe (read_only)")
         con.execute("select count(*) from duckdb_tables() where database_name = 'probe'").fetchall()
     except duckdb.Error as exc:
         if _in_use(exc):

@@ -110,9 +110,9 @@ def _process_name(pid: int | None) -> str:
     return f" {name}" if name else ""
 
 
-def sql_path(path: Path) -> str:
-    """`path` inside a single-quoted SQL string literal."""
-    return str(path).replace("'", "''")
+def sql_string(value: object) -> str:
+    """`value` (a path, a comment) inside a single-quoted SQL string literal."""
+    return str(value).replace("'", "''")
 
 
 def create_duckdb_file(path: Path, storage_version: str) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipelines.core.constants import DEFAULT_STORAGE_VERSION
 from pipelines.core.errors import WarehouseError
-from pipelines.warehouse.duckdb_file import STORAGE_NUMBERS, sql_path, storage_number
+from pipelines.warehouse.duckdb_file import STORAGE_NUMBERS, sql_string, storage_number
 
 
 def convert_storage(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VERSION) -> Path:
@@ -31,9 +31,9 @@ def convert_storage(duckdb_path: Path, storage_version: str = DEFAULT_STORAGE_VE
         stale.unlink(missing_ok=True)
     con = duckdb.connect()
     try:
-        con.execute(f"attach '{sql_path(path)}' as src")
+        con.execute(f"attach '{sql_string(path)}' as src")
         con.execute("checkpoint src")  # fold the WAL in: the backup must not leave a WAL behind
-        con.execute(f"attach '{sql_path(tmp)}' as dst (storage_version '{storage_version}')")
+        con.execute(f"attach '{sql_string(tmp)}' as dst (storage_version '{storage_version}')")
         con.execute("copy from database src to dst")
         before = _row_counts(con, "src")
         after = _row_counts(con, "dst")

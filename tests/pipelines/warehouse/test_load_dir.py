@@ -69,6 +69,11 @@ def test_a_path_dlt_cannot_work_in_is_refused_before_the_first_request(
     with duckdb.connect(str(warehouse), read_only=True) as con:
         count = con.execute("select count(*) from outreach.campaign_recipients").fetchone()
     assert count is not None and count[0] > 0
+    # and every command after the sync puts the path into SQL (ATTACH '...') quoted
+    for command in (["models", "--no-progress"], ["status"], ["report"], ["alerts", "--all"]):
+        done = _outreach([*command, "--duckdb", str(warehouse)])
+        assert done.returncode == 0 and "error" not in done.stderr, (command, done)
+    assert (warehouse.parent / "report.html").stat().st_size > 0
 
 
 def test_a_server_warehouse_minds_only_what_dlt_cannot_hold_in_a_file_name() -> None:
