@@ -26,15 +26,17 @@ SECTIONS = ("sources", "outreach")
 SECRET_SETTINGS = ("api_key", "api_keys")
 
 
-def _settings() -> tuple[tuple[str, bool, str], ...]:
-    """(name, secret, default shown when unset) of every field of `pipelines.core.config.OutreachSettings`."""
+def _settings(resolved: OutreachSettings | None) -> tuple[tuple[str, bool, str], ...]:
+    """(name, secret, default shown when unset) of every field of `pipelines.core.config.OutreachSettings`; the
+    spool's default is the `resolved` warehouse's (another DuckDB file's, or a server's)."""
     from pipelines.core.config import OutreachSettings
 
     defaults = OutreachSettings()
+    spool = (resolved or defaults).spool_location()
     # one per warehouse (pipelines.warehouse.destination.dlt_working_dir): beside a DuckDB file, or in dlt's default
     shown = {
         "pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)",
-        "spool_dir": f"the warehouse's ({defaults.spool_location()})",
+        "spool_dir": f"the warehouse's ({spool})",
         "batch_size": f"{defaults.batch_size_for('full')} full, {defaults.batch_size_for('quick')} quick",
     }
     return tuple(
@@ -102,25 +104,26 @@ def run_check(
     *, base_url: str | None = None, api_keys: Sequence[str] | None = None, duckdb_path: Path | None = None
 ) -> CheckReport:
     """Settings and their origins, each key against the API, the warehouse. Makes two requests per key."""
-    report = CheckReport()
-    report.lines.append("settings ([sources.outreach], where each value comes from):")
-    flags = {"base_url": base_url, "api_key": list(api_keys) if api_keys else None, "duckdb_path": duckdb_path}
-    for name, secret, default in _settings():
-        report.lines.append(_setting_line(name, secret, default, flags.get(name)))
-
     from pipelines.core.config import require_api, resolve_settings
 
+    report = CheckReport()
     keys: list[str] = []
     settings = None
+    problem = None
     try:
         cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
         settings = cfg
         keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
         require_api(cfg, keys)
     except OutreachError as exc:
-        cfg = None
+        cfg, problem = None, str(exc)
+    report.lines.append("settings ([sources.outreach], where each value comes from):")
+    flags = {"base_url": base_url, "api_key": list(api_keys) if api_keys else None, "duckdb_path": duckdb_path}
+    for name, secret, default in _settings(settings):
+        report.lines.append(_setting_line(name, secret, default, flags.get(name)))
+    if problem is not None:
         report.lines.append("API:")
-        report.problem(str(exc))
+        report.problem(problem)
     if cfg is not None:
         report.lines.append(
             "API (GET /account; POST /hooks with an empty body tells the key's level, creates nothing):"
@@ -256,7 +259,10 @@ def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:
     from pipelines.warehouse.destination import dlt_working_dir, warehouse_target
     from pipelines.warehouse.reset import damaged_states
 
-    root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir)
+    try:
+        root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir)
+    except OutreachError:
+        return  # no warehouse to name it by (credentials missing or unreadable): said under "warehouse:"
     damaged = damaged_states(root)
     for line in damaged:
         report.problem(line)

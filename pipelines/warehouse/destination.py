@@ -19,6 +19,7 @@ from typing import Any
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
+from pipelines.core.root_cause import chain
 from pipelines.warehouse.duckdb_file import create_duckdb_file
 from pipelines.warehouse.duckdb_memory import load_threads
 from pipelines.warehouse.load_dir import default_dlt_dir
@@ -103,10 +104,19 @@ class Warehouse:
     def postgres_credentials(self) -> Any:
         """dlt's resolved PostgreSQL credentials, through dlt's public destination factory (holds the password)."""
         import dlt
+        from dlt.common.configuration.exceptions import InvalidNativeValue
 
         creds = None
-        with contextlib.suppress(Exception):  # an unparsable value counts as missing; the message says what to set
+        try:
             creds = dlt.destinations.postgres().configuration(None, accept_partial=True).credentials  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - any other failure to resolve counts as missing, said below
+            if any(isinstance(e, InvalidNativeValue) for e in chain(exc)):
+                # `from None`: dlt's errors around it may quote the value, password included
+                raise ConfigError(
+                    "DESTINATION__POSTGRES__CREDENTIALS is not a connection URL dlt can read "
+                    "(postgresql://user:password@host:5432/database): percent-encode @ : / # ? % in the user and "
+                    "password (@ as %40, : as %3A, / as %2F, # as %23)"
+                ) from None
         if creds is not None and not creds.is_resolved() and creds.password is None:
             if creds.username and creds.host and creds.database:
                 # no password: trust or peer authentication, or ~/.pgpass; dlt requires one, libpq takes an

@@ -52,6 +52,8 @@ def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path
     assert setting(out, "duckdb_path")[1:] == ["wh/outreach.duckdb", ".dlt/config.toml"]
     assert setting(out, "reply_body_cap")[1:] == ["500", "default"]
     assert " ".join(setting(out, "batch_size")[1:]) == "25 full, 100 quick default"
+    # the spool of the configured warehouse (it showed data/outreach_spool, the default warehouse's)
+    assert " ".join(setting(out, "spool_dir")[1:]) == "the warehouse's (wh/outreach_spool) default"
     lines = out.splitlines()
     key_lines = [line for line in lines if line.strip().startswith("key #")]
     assert len(key_lines) == 3

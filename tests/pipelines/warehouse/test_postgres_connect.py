@@ -83,6 +83,27 @@ def test_each_command_names_the_reason_and_the_setting_to_fix(
     assert PASSWORD not in result.output
 
 
+def test_a_url_with_unencoded_characters_in_the_password_is_named_as_such(
+    make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was reported as "credentials missing or incomplete", and `check` stopped at it with an `error:` line."""
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", "postgresql://pw:p@ss:w/rd#1@127.0.0.1:5432/postgres")
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    keys = _key_args(sandbox)
+    said = "DESTINATION__POSTGRES__CREDENTIALS is not a connection URL dlt can read"
+    for command in (["sync", "--base-url", sandbox.base_url, "--no-progress", *keys], ["status"], ["models"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 1 and result.output.startswith(f"error: {said} ("), (command, result.output)
+        assert len(result.output.strip().splitlines()) == 1 and "percent-encode" in result.output
+        assert not any(part in result.output for part in ("p@ss", "ss:w", "rd#1")), result.output
+
+    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
+    problems = [line for line in result.output.splitlines() if line.startswith("  problem: ")]
+    assert result.exit_code == 1 and len(problems) == 1 and said in problems[0], result.output
+    assert result.output.splitlines()[-1] == "1 problem(s): see the lines above"
+
+
 def test_check_connects_and_tells_whether_the_first_sync_may_create_its_schema(
     pg_server: Any, pg_dsn: str, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
