@@ -75,7 +75,11 @@ def origin(name: str, *, secret: bool) -> tuple[Any, str]:
     import dlt
 
     accessor = dlt.secrets if secret else dlt.config
-    for provider in accessor.config_providers:
+    try:
+        providers = accessor.config_providers
+    except Exception:  # noqa: BLE001 - a settings file that does not parse: the problem line says which
+        return None, "unreadable: a settings file does not parse (below)"
+    for provider in providers:
         if provider.is_empty:
             continue
         try:
@@ -146,7 +150,9 @@ def _setting_line(name: str, secret: bool, default: str, flag: Any) -> str:
         value, where = flag, f"{FLAGS.get(name, name)} flag"
     else:
         value, where = origin(name, secret=secret)
-    if value is None:
+    if value is None and where:  # a settings file that could not be read: `where` says which and why
+        shown = "?"
+    elif value is None:
         shown, where = (default, "default") if default != "-" else ("(not set)", "")
     elif secret:
         shown = _masked_keys(value)  # never the key itself

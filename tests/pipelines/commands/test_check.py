@@ -99,3 +99,21 @@ def test_nothing_configured(tmp_path: Path) -> None:
         ".dlt/secrets.toml, or pass --api-key"
     ]
     assert setting(result.stdout, "base_url")[1:] == ["(not", "set)"]
+
+
+def test_a_settings_file_that_does_not_parse_is_named_with_its_line_and_column(tmp_path: Path) -> None:
+    """`check` stopped at it with the parser's text, and the other commands printed "settings cannot be read: A
+    problem encountered when loading secrets.toml from paths [...]:", the reason cut off after the colon. The
+    parser's text is not shown: it quotes the file, and a secrets.toml holds keys."""
+    secret = "sk_rw_do_not_show_me_0001"
+    cwd = project(tmp_path, "", f'[sources.outreach]\napi_key = "{secret}\n')
+    said = "secrets.toml is not valid TOML (InvalidControlChar at line 2, column 36; read from ./.dlt/secrets.toml or "
+    result = run_check(cwd)
+    problems = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("problem:")]
+    assert (result.returncode, len(problems), result.stderr) == (1, 1, ""), result
+    assert problems[0].startswith(f"problem: {said}") and problems[0].endswith("secrets.toml): fix the file"), problems
+    assert setting(result.stdout, "api_key")[1:] == ["?", "unreadable:", "a", "settings", "file", "does", "not",
+                                                     "parse", "(below)"]  # fmt: skip
+    status = subprocess.run([OUTREACH, "status"], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    assert (status.returncode, status.stderr) == (1, f"error: {problems[0].removeprefix('problem: ')}\n"), status
+    assert secret not in result.stdout + result.stderr + status.stdout + status.stderr
