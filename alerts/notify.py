@@ -61,16 +61,15 @@ def send_one(url: str, title: str, body: str, settings: AlertSettings) -> Delive
         bundle = apprise.Apprise()
         if not bundle.add(_with_timeouts(url, settings.notify_timeout_s)):
             break  # a malformed URL does not get better with retries
-        with apprise.LogCapture(level=logging.WARNING) as captured:  # type: ignore[no-untyped-call]
+        # the message alone: Apprise's own format starts each line with its time and level
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:  # type: ignore[no-untyped-call]
             ok = bundle.notify(title=title, body=body)
         if ok:
             return Delivery(shown, True, attempts)
         reason = _last_line(captured.getvalue()) or "the target refused the notification"
         if attempt < settings.notify_retries:
             time.sleep(RETRY_DELAYS_S[min(attempt, len(RETRY_DELAYS_S) - 1)])
-    delivery = Delivery(shown, False, attempts, reason)
-    log.warning("alerts: notification to %s", delivery.line())
-    return delivery
+    return Delivery(shown, False, attempts, reason)
 
 
 def _last_line(text: Any) -> str:

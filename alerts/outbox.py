@@ -14,6 +14,7 @@ attempt is under way, so a killed attempt is visible (`outreach alerts`: "notifi
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +23,8 @@ from alerts import notify
 from alerts.db import Db
 from alerts.settings import AlertSettings, masked_target
 from alerts.store import RESOLVED, TABLE
+
+log = logging.getLogger(__name__)
 
 PREFECT = "prefect"
 INTERRUPTED = "interrupted: the evaluation ended before every target answered"
@@ -158,6 +161,8 @@ def _send(
         ok = notify.emit_prefect_event(kind, row)
         return (f"{target.shown}: sent" if ok else f"{target.shown}: failed: Prefect did not take the event"), ok
     delivery = notify.send_one(target.url, title, body, settings)  # retried with back-off inside
+    if not delivery.ok:
+        log.warning("alerts: notification to %s", delivery.line())
     return delivery.line(), delivery.ok
 
 

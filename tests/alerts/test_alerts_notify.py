@@ -3,8 +3,11 @@ one line, and recorded, never raised; `outreach alerts test` reports each target
 
 from __future__ import annotations
 
-import logging
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -43,15 +46,15 @@ def test_a_json_webhook_receives_the_incident_with_rule_and_subject_in_the_title
     assert outcome(deliveries) == "json://127.0.0.1:" + str(s.port) + "/…: sent"
 
 
-def test_a_refusing_target_is_retried_logged_in_one_line_and_the_others_still_get_it(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with refused_url() as bad, sink() as s, caplog.at_level(logging.WARNING, logger="alerts.notify"):
+def test_a_refusing_target_is_retried_said_in_one_line_and_the_others_still_get_it() -> None:
+    with refused_url() as bad, sink() as s:
         deliveries = notify_all("t", "b", _settings(bad, s.url))
     assert [d.ok for d in deliveries] == [False, True]
     assert deliveries[0].attempts == 2  # notify_retries = 1
-    lines = [r.getMessage() for r in caplog.records if r.name == "alerts.notify"]
-    assert len(lines) == 1 and "failed after 2 attempt(s)" in lines[0] and "\n" not in lines[0]
+    line = deliveries[0].line()
+    assert "failed after 2 attempt(s): " in line and "\n" not in line
+    # Apprise's message alone: its log format put its time and level before it ("2026-11-30 18:15:35,356 - WARNING")
+    assert deliveries[0].reason[:1].isalpha() and " - WARNING - " not in line, line
     assert len(s.received) == 1
 
 
@@ -91,3 +94,13 @@ def test_outreach_alerts_test_reports_each_target(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("ALERTS__TARGETS")
     result = CliRunner().invoke(app, ["alerts", "test"])
     assert result.exit_code == 1 and "no targets" in result.output
+
+
+def test_outreach_alerts_test_says_a_failure_once() -> None:
+    """As a user runs it: the failed target's line was printed twice, once more by a warning on stderr."""
+    with refused_url() as bad:
+        env = {**os.environ, "ALERTS__TARGETS": f'["{bad}"]', "ALERTS__NOTIFY_RETRIES": "0"}
+        outreach = str(Path(sys.executable).with_name("outreach"))
+        result = subprocess.run([outreach, "alerts", "test"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and result.stderr == "", result
+    assert len(result.stdout.splitlines()) == 1 and "failed after 1 attempt(s): " in result.stdout, result
