@@ -48,15 +48,10 @@ def load_spool_events(settings: OutreachSettings, warehouse: Warehouse, spool_di
     spool = Path(spool_dir) if spool_dir else settings.spool_path()
     if spool_dir is None and settings.spool_dir is None:
         _note_shared_spool(settings.spool_location())
-    if spool is not None and not spool.is_dir():
+    if spool is None or not spool.is_dir():
         return 0
-    if spool is None:
-        return 0
-    try:
-        from pipelines.events.loading import load_spool
-    except ImportError:
-        log.debug("pipelines.events.loading not available: spool not loaded")
-        return 0
+    from pipelines.events.loading import load_spool
+
     with taking_turns(warehouse, [pipeline_turn(constants.EVENTS_PIPELINE_NAME)], "spool load"):
         pipeline = make_pipeline(constants.EVENTS_PIPELINE_NAME, warehouse, settings.pipelines_dir)
         return int(load_spool(pipeline, spool))

@@ -91,3 +91,15 @@ def test_models_and_docs_on_a_read_only_warehouse_fail_in_one_line(
     out = result.output.strip()
     assert len(out.splitlines()) == 1 and out.startswith("error: read-only file system"), out
     assert "Traceback" not in out
+
+
+def test_docs_into_a_file_fails_in_one_line_before_dbt_runs(warehouse: Path, tmp_path: Path) -> None:
+    """It was `error: FileExistsError: [Errno 17] File exists: '...'`, after dbt's run."""
+    in_the_way = tmp_path / "docs"
+    in_the_way.write_text("a file")
+    result = CliRunner().invoke(app, ["docs", "--duckdb", str(warehouse), "--out", str(in_the_way)])
+    assert result.exit_code == 1 and result.output == (
+        f"error: cannot write the docs site into {in_the_way}: a file is in the way (pass --out with a writable "
+        "directory)\n"
+    )
+    assert not (warehouse.parent / ".w_dbt" / "docs_target").exists()  # dbt never ran
