@@ -38,6 +38,7 @@ import httpx
 from pipelines.core.deadline import signals_held
 from pipelines.core.errors import OutreachError
 from pipelines.core.ports import start_on_a_port
+from pipelines.core.root_cause import one_line
 
 logger = logging.getLogger(__name__)
 
@@ -253,6 +254,7 @@ def prefect_api(*, ui: bool = True, while_starting: Callable[[], None] | None = 
     (``while_starting``: as `start_local_server` takes it; not run for a configured API)."""
     configured = configured_api_url()
     if configured:
+        _require_answer(configured)
         yield PrefectApi(url=configured, temporary=False)
         return
     home = Path(tempfile.mkdtemp(prefix=HOME_PREFIX))
@@ -268,6 +270,19 @@ def prefect_api(*, ui: bool = True, while_starting: Callable[[], None] | None = 
         if server is not None:
             server.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+def _require_answer(url: str) -> None:
+    """A configured API that does not answer fails here in one line, not at its first use deep in Prefect."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        problem = client.api_healthcheck()
+    if problem is not None:
+        raise OutreachError(
+            f"the Prefect API at {url} (PREFECT_API_URL) does not answer ({one_line(problem)}): start that server, "
+            "or unset PREFECT_API_URL to use a temporary local one"
+        )
 
 
 def _flush_run_logs() -> None:

@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -139,3 +140,20 @@ def test_serve_without_prefect_settings_shows_schedules_next_runs_and_a_working_
     ]
     assert not listening, "the temporary Prefect server still listens after outreach serve stopped"
     assert not _temp_homes(tmp), "outreach serve left its temporary Prefect home behind"
+
+
+def test_serve_with_a_prefect_api_that_does_not_answer_says_so_in_one_line(tmp_path: Path) -> None:
+    """It was `error: ConnectError: [Errno 111] Connection refused`, naming neither the URL nor the setting."""
+    with socket.socket() as closed:  # a port nothing listens on: bound, never listening
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/api"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        result = subprocess.run(
+            [OUTREACH, "serve"], env={**env, "PREFECT_API_URL": url}, cwd=tmp_path, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+    assert (result.returncode, result.stdout) == (1, ""), result
+    assert result.stderr.splitlines() == [
+        f"error: the Prefect API at {url} (PREFECT_API_URL) does not answer ([Errno 111] Connection refused): start "
+        "that server, or unset PREFECT_API_URL to use a temporary local one"
+    ]
