@@ -147,7 +147,33 @@ def _plain(value: Any) -> Any:
 
 def _validate(settings: OutreachSettings) -> None:
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
-    settings.api_key_list()  # a malformed key list fails here, at the edge
+    _check_duckdb_settings(settings)
+    settings.api_key_list()
+
+
+#: setting -> (DuckDB's option, what it must be)
+DUCKDB_OPTIONS = {
+    "duckdb_memory_limit": ("memory_limit", "a size DuckDB takes, e.g. 64MB, 2GB or 50%"),
+    "duckdb_storage_version": (
+        "storage_compatibility_version",
+        "a DuckDB storage version, e.g. v1.0.0 (the default: DuckDB 1.0 and later read it) or latest",
+    ),
+}
+
+
+def _check_duckdb_settings(settings: OutreachSettings) -> None:
+    """The DuckDB settings as DuckDB itself takes them, on a database in memory: a bad one fails here, naming
+    the setting, not when the warehouse is opened with DuckDB's own words for its option."""
+    import duckdb
+
+    for name, (option, expected) in DUCKDB_OPTIONS.items():
+        value = getattr(settings, name)
+        try:
+            duckdb.connect(":memory:", config={option: value}).close()
+        except duckdb.Error:
+            raise ConfigError(
+                f"sources.outreach.{name} is {value!r}, not {expected}"
+            ) from None  # a malformed key list fails here, at the edge
 
 
 def require_api(settings: OutreachSettings, keys: list[str]) -> None:

@@ -91,6 +91,27 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
     with pytest.raises(ConfigError) as info:
         resolve_settings()
     assert "batch_size" in str(info.value) and "\n" not in str(info.value)
+    monkeypatch.delenv("SOURCES__OUTREACH__BATCH_SIZE")
+    # DuckDB's options, as DuckDB takes them: they failed when the warehouse was opened, in DuckDB's words
+    # ("Parser Error: Memory must have a number", or every version DuckDB knows), naming no setting
+    for name, value, said in (
+        (
+            "DUCKDB_MEMORY_LIMIT",
+            "lots",
+            "duckdb_memory_limit is 'lots', not a size DuckDB takes, e.g. 64MB, 2GB or 50%",
+        ),
+        (
+            "DUCKDB_STORAGE_VERSION",
+            "v9.9",
+            "duckdb_storage_version is 'v9.9', not a DuckDB storage version, e.g. v1.0.0",
+        ),
+    ):
+        monkeypatch.setenv(f"SOURCES__OUTREACH__{name}", value)
+        with pytest.raises(ConfigError) as info:
+            resolve_settings()
+        assert str(info.value).startswith(f"sources.outreach.{said}"), info.value
+        monkeypatch.delenv(f"SOURCES__OUTREACH__{name}")
+    assert resolve_settings(duckdb_memory_limit="50%", duckdb_storage_version="latest").duckdb_memory_limit == "50%"
 
 
 @pytest.mark.parametrize(
