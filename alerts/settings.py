@@ -14,6 +14,7 @@ from dlt.common.configuration import configspec, resolve_configuration
 from dlt.common.configuration.specs import BaseConfiguration
 
 from pipelines.core.errors import ConfigError
+from pipelines.core.setting_bounds import Bound, check_bounds
 
 
 @configspec
@@ -78,6 +79,25 @@ class AlertSettings(BaseConfiguration):
         return float(getattr(self, rule))
 
 
+FRACTION = Bound(0, False, "a fraction above 0 and at most 1 (0.02 is 2%)", high=1)
+HOURS = Bound(0, False, "more than 0 hours")
+#: `[alerts]`: a threshold out of its range would never fire, or fire on everything
+BOUNDS: dict[str, Bound] = {
+    "max_pauses_per_run": Bound(0, True, "0 or more"),
+    "notify_retries": Bound(0, True, "0 or more"),
+    "notify_timeout_s": Bound(0, False, "more than 0 seconds"),
+    "mailbox_bounce_rate": FRACTION,
+    "campaign_bounce_rate": FRACTION,
+    "min_sends": Bound(0, True, "0 or more"),
+    "mailbox_reputation_drop": Bound(0, False, "above 0 and at most 100 points", high=100),
+    "warmup_health_low": Bound(0, False, "a score above 0 and at most 100", high=100),
+    "mailbox_at_limit": Bound(1, True, "at least 1 day"),
+    "campaign_stalled": HOURS,
+    "positive_reply_waiting": HOURS,
+    "sync_stale": Bound(0, False, "more than 0 minutes"),
+}
+
+
 def resolve_alert_settings(**explicit: Any) -> AlertSettings:
     """`[alerts]` settings: `explicit` values (None = not given) over dlt configuration over defaults."""
     given = {k: v for k, v in explicit.items() if v is not None}
@@ -85,8 +105,7 @@ def resolve_alert_settings(**explicit: Any) -> AlertSettings:
         settings = resolve_configuration(AlertSettings(), explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
         raise ConfigError(f"[alerts] settings cannot be read: {str(exc).splitlines()[0]}") from None
-    if settings.max_pauses_per_run < 0:
-        raise ConfigError("alerts.max_pauses_per_run must be 0 or more")
+    check_bounds({name: getattr(settings, name) for name in BOUNDS}, BOUNDS, "alerts")
     settings.target_list()  # a malformed list fails here, at the edge
     return settings
 

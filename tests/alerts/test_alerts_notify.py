@@ -80,6 +80,14 @@ def test_targets_come_from_the_environment_as_a_json_list_and_are_never_shown(
     monkeypatch.setenv("ALERTS__MAX_PAUSES_PER_RUN", "-1")
     with pytest.raises(ConfigError, match="max_pauses_per_run"):
         resolve_alert_settings()
+    monkeypatch.delenv("ALERTS__MAX_PAUSES_PER_RUN")
+    # 2 meant as 2%: the rule would never have fired (a bounce rate is at most 1)
+    monkeypatch.setenv("ALERTS__CAMPAIGN_BOUNCE_RATE", "2")
+    with pytest.raises(ConfigError) as info:
+        resolve_alert_settings()
+    assert (
+        str(info.value) == "alerts.campaign_bounce_rate must be a fraction above 0 and at most 1 (0.02 is 2%), got 2.0"
+    )
 
 
 def test_outreach_alerts_test_reports_each_target(monkeypatch: pytest.MonkeyPatch) -> None:
