@@ -5,6 +5,8 @@ without user, password, query or fragment (which may carry tokens).
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
 from pipelines.core.errors import BaseUrlError, ConfigError
@@ -40,7 +42,11 @@ def check_base_url(base_url: str) -> str:
         )
     path = url.path.rstrip("/")
     if not path.endswith(API_PATH_SUFFIX):
-        # a path that already ends in /api needs only /v1, not a second /api
+        # a path that already ends in /api needs only /v1, not a second /api; another version (/api/v2) is
+        # replaced, not extended
+        head, _, last = path.rpartition("/")
+        if re.fullmatch(r"v\d+", last) and head.endswith("/api"):
+            path = head.removesuffix("/api")
         missing = API_PATH_SUFFIX.removeprefix("/api") if path.endswith("/api") else API_PATH_SUFFIX
         suggestion = str(url.copy_with(path=path + missing))
         raise BaseUrlError(

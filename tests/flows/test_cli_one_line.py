@@ -26,6 +26,10 @@ def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
     with pytest.raises(BaseUrlError) as caught:
         check_base_url("http://127.0.0.1:9/")
     assert "use e.g. http://127.0.0.1:9/api/v1" in str(caught.value)
+    # another version is replaced: the hint was http://127.0.0.1:9/api/v2/api/v1
+    with pytest.raises(BaseUrlError) as caught:
+        check_base_url("http://127.0.0.1:9/api/v2/")
+    assert str(caught.value).endswith("use e.g. http://127.0.0.1:9/api/v1"), caught.value
 
 
 @pytest.mark.parametrize(
