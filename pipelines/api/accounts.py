@@ -140,6 +140,25 @@ def connectivity_check(client: OutreachClient) -> dict[str, Any]:
     return dict(data)
 
 
+def one_per_workspace(found: Sequence[Workspace]) -> tuple[list[Workspace], list[str]]:
+    """Each workspace once, with the first of its keys, and a line per key left out: the same key given twice, or
+    a workspace's read-only and read-write keys, synced the workspace twice in one run (twice the requests, its
+    history rows written twice over)."""
+    first: dict[str, Workspace] = {}
+    kept: list[Workspace] = []
+    left_out: list[str] = []
+    for ws in found:
+        earlier = first.setdefault(ws.workspace_id, ws)
+        if earlier is ws:
+            kept.append(ws)
+        else:
+            left_out.append(
+                f"key #{ws.index + 1} is of workspace {ws.name} ({ws.workspace_id}) as key #{earlier.index + 1} is: "
+                f"synced once, with key #{earlier.index + 1}"
+            )
+    return kept, left_out
+
+
 def raise_if_none_found(checked: Sequence[Workspace | OutreachError]) -> None:
     """Every key failed: the first one's error now (numbered when there are several)."""
     if checked and all(isinstance(r, OutreachError) for r in checked):

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.api.accounts import Workspace, check_keys, numbered, raise_if_none_found
+from pipelines.api.accounts import Workspace, check_keys, numbered, one_per_workspace, raise_if_none_found
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, require_api
 from pipelines.core.deadline import Deadline, interrupted, interruption, stop_on_signals
@@ -106,7 +106,9 @@ def sync(
             )
             raise_if_none_found(checked)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
-        found = [r for r in checked if isinstance(r, Workspace)]
+        found, left_out = one_per_workspace([r for r in checked if isinstance(r, Workspace)])
+        for line in left_out:
+            (notify or log.warning)(line)
         demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
         preload_libraries()
         trackers = {ws.index: WorkspaceProgress(label=f"key #{ws.index + 1}") for ws in found}

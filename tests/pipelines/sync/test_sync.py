@@ -17,6 +17,7 @@ from test_sync_support import (
     assert_no_duplicates,
     assert_warehouse_equals_api,
     query,
+    sandbox_sync_args,
     table_snapshot,
 )
 
@@ -287,3 +288,26 @@ def test_another_dlt_destination_by_configuration(
     assert recipient_ids == set(truth["recipients"])
     bodies = dict(con.execute("select id, body from replies"))
     assert bodies == {rid: r["body"] for rid, r in truth["replies"].items()}
+
+
+def test_two_keys_of_one_workspace_sync_it_once(make_sandbox: Any, tmp_path: Path) -> None:
+    """Its read-write and read-only keys (or one key twice) synced the workspace twice in one run: twice the
+    requests, and its history rows written twice over and repaired by the next load ("removed duplicate history
+    rows left by a resumed load"); the summary listed it twice."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    keys = sb.keys()
+    rw = next(k for k in keys if k["level"] == "rw" and k["role"] == "admin")
+    read = next(k for k in keys if k["level"] == "read" and k["workspace_id"] == rw["workspace_id"])
+    said: list[str] = []
+    db = tmp_path / "w.duckdb"
+    sb.reset_metrics()
+    report = run_sync(**sandbox_sync_args(sb, [rw["key"], read["key"], rw["key"]], db, tmp_path, mode="full"),
+                      notify=said.append)  # fmt: skip
+    assert said == [
+        f"key #{n} is of workspace {rw['workspace_name']} ({rw['workspace_id']}) as key #1 is: synced once, with key #1"
+        for n in (2, 3)
+    ]
+    assert [ws.workspace_id for ws in report.workspaces] == [rw["workspace_id"]]
+    once = sb.metrics()["by_route"]
+    assert once["GET /account"] == 3 and once["GET /campaigns"] == 1, once  # each key checked, the workspace read once
+    assert_warehouse_equals_api(db, api_truth(sb.base_url, rw["key"]))
