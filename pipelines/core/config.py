@@ -148,7 +148,7 @@ def _plain(value: Any) -> Any:
 def _validate(settings: OutreachSettings) -> None:
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
     _check_duckdb_settings(settings)
-    settings.api_key_list()
+    settings.api_key_list()  # a malformed key list fails here, at the edge
 
 
 #: setting -> (DuckDB's option, what it must be)
@@ -171,9 +171,7 @@ def _check_duckdb_settings(settings: OutreachSettings) -> None:
         try:
             duckdb.connect(":memory:", config={option: value}).close()
         except duckdb.Error:
-            raise ConfigError(
-                f"sources.outreach.{name} is {value!r}, not {expected}"
-            ) from None  # a malformed key list fails here, at the edge
+            raise ConfigError(f"sources.outreach.{name} is {value!r}, not {expected}") from None
 
 
 def require_api(settings: OutreachSettings, keys: list[str]) -> None:

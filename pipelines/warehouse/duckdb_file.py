@@ -124,7 +124,7 @@ def create_duckdb_file(path: Path, storage_version: str) -> bool:
 
     config: dict[str, str | bool | int | float | list[str]] = {"storage_compatibility_version": storage_version}
     _remove_abandoned(path)
-    made = _temporary(path, os.getpid(), threading.get_ident())
+    made = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.new")
     try:
         duckdb.connect(str(made), config=config).close()
         os.link(made, path)
@@ -143,10 +143,6 @@ def create_duckdb_file(path: Path, storage_version: str) -> bool:
 
 #: a creation takes milliseconds: an older temporary file of a process that is gone was left by a kill
 ABANDONED_AFTER_S = 60
-
-
-def _temporary(path: Path, pid: int, thread: int) -> Path:
-    return path.with_name(f".{path.name}.{pid}.{thread}.new")
 
 
 def _remove_abandoned(path: Path) -> None:
