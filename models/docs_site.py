@@ -30,7 +30,7 @@ def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     try:  # before dbt's run of some seconds
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        why = "a file is in the way" if isinstance(exc, FileExistsError) else explain_oserror(exc) or one_line(exc)
+        why = explain_oserror(exc) or one_line(exc)
         raise ModelError(
             f"cannot write the docs site into {out}: {why} (pass --out with a writable directory)"
         ) from exc

@@ -94,7 +94,12 @@ def _bound_socket(host: str, port: int) -> socket.socket:
                 f"{host}:{port} is in use (another `outreach hooks listen`?): stop it, or pass --port with another "
                 "port (0 takes a free one)"
             ) from None
-        raise
+        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+            raise ConfigError(
+                f"cannot listen on {host}: not an address of this machine ({exc.strerror}): pass --host 127.0.0.1 "
+                "(this machine only), 0.0.0.0 (every interface) or one of its addresses"
+            ) from None
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
     return sock
 
 

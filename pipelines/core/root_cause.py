@@ -48,6 +48,8 @@ def explain_oserror(error: OSError) -> str | None:
         return f"file too large{where}: a file-size limit (ulimit -f) stopped the write; raise it and rerun"
     if error.errno == errno.ENOENT:
         return f"no such file or directory{where}: check the path"
+    if error.errno == errno.EEXIST:
+        return f"a file is in the way{where}: move it, or choose another path"
     return None
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.core import constants
+from pipelines.core.errors import ConfigError
+from pipelines.core.root_cause import explain_oserror, one_line
 from pipelines.events.spool_files import DONE_DIR as DONE_DIR
 from pipelines.events.spool_files import OPEN, PREFIX, TMP, fsync_dir, seal_orphans
 
@@ -126,7 +128,13 @@ class SpoolWriter:
         self.max_bytes = max_bytes
         self.max_age_s = max_age_s
         self._fsync = fsync
-        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.spool_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot use {self.spool_dir} as the webhook spool: {explain_oserror(exc) or one_line(exc)} "
+                "(pass --spool with a writable directory)"
+            ) from None
         seal_orphans(self.spool_dir)
         self._state_lock = threading.Lock()  # guards the pending queue and sequence numbers
         self._flush_lock = threading.Lock()  # one writer of the file at a time

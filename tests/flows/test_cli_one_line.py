@@ -103,7 +103,7 @@ def test_docs_into_a_file_fails_in_one_line_before_dbt_runs(warehouse: Path, tmp
     in_the_way.write_text("a file")
     result = CliRunner().invoke(app, ["docs", "--duckdb", str(warehouse), "--out", str(in_the_way)])
     assert result.exit_code == 1 and result.output == (
-        f"error: cannot write the docs site into {in_the_way}: a file is in the way (pass --out with a writable "
-        "directory)\n"
+        f"error: cannot write the docs site into {in_the_way}: a file is in the way ({in_the_way}): move it, or "
+        "choose another path (pass --out with a writable directory)\n"
     )
     assert not (warehouse.parent / ".w_dbt" / "docs_target").exists()  # dbt never ran

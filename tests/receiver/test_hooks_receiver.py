@@ -271,3 +271,32 @@ def test_listen_on_a_port_in_use_fails_in_one_line_naming_the_option(tmp_path: P
         f"error: 127.0.0.1:{port} is in use (another `outreach hooks listen`?): stop it, or pass --port with another "
         "port (0 takes a free one)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1: not an address of this machine ("),
+        (["--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid: not an address of this machine ("),
+        (["--spool", "{file}"], "cannot use {file} as the webhook spool: a file is in the way ({file}): move it"),
+    ],
+)
+def test_listen_where_it_cannot_fails_in_one_line_naming_the_option(args: list[str], said: str, tmp_path: Path) -> None:
+    """These were `error: OSError: [Errno 99] Cannot assign requested address`, `error: gaierror: [Errno -2] Name or
+    service not known` and `error: FileExistsError: [Errno 17] File exists: '...'`."""
+    import os
+    import subprocess
+    import sys
+
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("not a directory")
+    args = [a.format(file=in_the_way) for a in args]
+    env = {**os.environ, "SOURCES__OUTREACH__SIGNING_SECRET": SECRET}
+    proc = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "hooks", "listen", "--port", "0", "--spool", str(tmp_path / "s"), *args],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {said.format(file=in_the_way)}"), (
+        proc.stderr
+    )
