@@ -7,7 +7,6 @@ adds what dbt needs. The resolved target is handed to dbt as the environment var
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,16 +134,10 @@ def storage_version() -> str:
     from pipelines.core.config import resolve_settings
     from pipelines.core.errors import ConfigError as SettingsError
 
-    try:
-        value = str(resolve_settings().duckdb_storage_version or constants.DEFAULT_STORAGE_VERSION)
+    try:  # checked as DuckDB takes it when the settings are read
+        return str(resolve_settings().duckdb_storage_version or constants.DEFAULT_STORAGE_VERSION)
     except SettingsError as exc:
         raise ConfigError(str(exc)) from exc
-    if not re.fullmatch(r"v\d+\.\d+\.\d+", value):
-        raise ConfigError(
-            f"duckdb_storage_version {value!r} is not a DuckDB storage version: use e.g. v1.0.0 "
-            "(SOURCES__OUTREACH__DUCKDB_STORAGE_VERSION)"
-        )
-    return value
 
 
 def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:
@@ -170,4 +163,22 @@ def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:
             f"--vars: no var named {', '.join(unknown)} in {project_dir / 'dbt_project.yml'}; "
             f"the vars are {', '.join(sorted(known))}"
         )
+    for name, given in value.items():
+        # the project's value says what the models take: a string where a list is read would be read letter by
+        # letter (free_mail_domains: "gmail.com" flagged none of its addresses)
+        default, of_strings = known[name], isinstance(known[name], list) and bool(known[name])
+        if default is not None and (
+            _kind(given) != _kind(default) or (of_strings and not all(isinstance(item, str) for item in given))
+        ):
+            wanted = _kind(default) + (" of strings" if of_strings else "")
+            raise ConfigError(f"--vars: {name} must be {wanted}, as in {project_dir / 'dbt_project.yml'}")
     return value
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, in words (a bool before a number: Python's bool is an int)."""
+    for kind, name in ((bool, "true or false"), ((int, float), "a number"), (str, "a string"), (list, "a list"),
+                       (dict, "an object")):  # fmt: skip
+        if isinstance(value, kind):
+            return name
+    return "null"

@@ -32,6 +32,10 @@ def _models(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         ("{extra_reply_classes: {}}", "--vars is not JSON (Expecting property name enclosed in double quotes"),
         ('["free_mail_domains"]', "--vars must be a JSON object of vars"),
         ('{"extra_reply_clases": {}}', "--vars: no var named extra_reply_clases in "),
+        # read letter by letter, a string flagged none of gmail.com's addresses; a number failed dbt's compilation
+        ('{"free_mail_domains": "gmail.com"}', "--vars: free_mail_domains must be a list of strings, as in "),
+        ('{"free_mail_domains": 5}', "--vars: free_mail_domains must be a list of strings, as in "),
+        ('{"reply_classes": "x"}', "--vars: reply_classes must be an object, as in "),
     ],
 )
 def test_bad_vars_are_refused_naming_the_fix(value: str, says: str) -> None:
