@@ -266,13 +266,15 @@ def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:
     from pipelines.warehouse.reset import damaged_states
 
     try:
-        root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir)
+        root = dlt_working_dir(warehouse_target(settings), settings.pipelines_dir, claim=False)
     except OutreachError:
         return  # no warehouse to name it by (credentials missing or unreadable): said under "warehouse:"
     damaged = damaged_states(root)
     for line in damaged:
         report.problem(line)
-    if not damaged:
+    if not root.is_dir():
+        report.lines.append(f"  dlt state in {root}: none yet (the first sync creates it)")
+    elif not damaged:
         report.lines.append(f"  dlt state in {root}: ok")
 
 

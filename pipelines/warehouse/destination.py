@@ -226,7 +226,7 @@ def make_pipeline(name: str, warehouse: Warehouse, pipelines_dir: str | Path | N
 _CLAIM_FILE = ".outreach_warehouse"
 
 
-def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = None) -> Path:
+def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = None, *, claim: bool = True) -> Path:
     """Where dlt keeps the pipelines (schemas, state, pending packages) of `warehouse`: never a directory
     another warehouse uses, so one warehouse's stored schema (its column types) or pending load never
     reaches another. Pipelines are named per workspace, so the dlt working directory of a run is keyed
@@ -236,7 +236,8 @@ def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = Non
     ``.outreach_warehouse`` file names it); another warehouse gets ``<dir>/warehouses/<its hash>``.
     Default: beside a DuckDB file, ``.<stem>_dlt`` (``data/.outreach_dlt`` for ``data/outreach.duckdb``);
     for a server, ``outreach_<destination>_<hash of host, port and database>`` in dlt's own default
-    (``~/.dlt/pipelines``; ``DLT_DATA_DIR`` moves it).
+    (``~/.dlt/pipelines``; ``DLT_DATA_DIR`` moves it). `claim` False (a check): where it is or would be, creating
+    nothing.
     """
     identity = warehouse.identity
     if pipelines_dir:
@@ -249,19 +250,22 @@ def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = Non
         chosen = (
             Path(get_dlt_pipelines_dir()) / f"{constants.PIPELINE_PREFIX}{warehouse.destination}_{_digest(identity)}"
         )
-    if _claim(chosen, identity) == identity:
+    if _claim(chosen, identity, claim) == identity:
         return chosen
     own = chosen / "warehouses" / _digest(identity)
     log.info("%s holds another warehouse's dlt pipelines: %s uses %s", chosen, warehouse.label, own)
-    _claim(own, identity)
+    _claim(own, identity, claim)
     return own
 
 
-def _claim(directory: Path, identity: str) -> str:
-    """The warehouse that `directory` belongs to, claiming it for `identity` when nobody has."""
+def _claim(directory: Path, identity: str, claim: bool = True) -> str:
+    """The warehouse that `directory` belongs to, claiming it for `identity` when nobody has (`claim` False:
+    taken as `identity`'s, nothing written)."""
     marker = directory / _CLAIM_FILE
     with contextlib.suppress(FileNotFoundError):
         return marker.read_text().strip()
+    if not claim:
+        return identity
     directory.mkdir(parents=True, exist_ok=True)
     try:
         with open(marker, "x") as handle:  # "x": of two processes claiming at once, one wins

@@ -61,6 +61,9 @@ def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path
     assert "level: cannot change data (read-only" in key_lines[1]
     assert "level: cannot change data (read-only, or made by a former admin)" in key_lines[2]
     assert any("wh/outreach.duckdb: ok, writable (created at the first sync)" in line for line in lines)
+    # a check creates nothing: it made the dlt working directory and its owner's mark before
+    assert any(line.endswith("wh/.outreach_dlt: none yet (the first sync creates it)") for line in lines), out
+    assert not (cwd / "wh").exists()
     assert lines[-1] == "all checks passed"
     for k in (rw, read, former):
         assert k["key"] not in out + result.stderr and f"...{k['key'][-4:]}" in out
