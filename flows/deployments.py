@@ -55,7 +55,12 @@ def load_prefect_yaml(path: Path | None = None) -> dict[str, Any]:
     path = path or prefect_yaml_path()
     if not path.exists():
         raise ConfigError(f"{path} not found: run from the project directory or set OUTREACH_PREFECT_YAML")
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        raise ConfigError(f"{path} is not valid YAML{where}: fix it, or restore it from the repository") from None
     if not isinstance(data, dict) or not data.get("deployments"):
         raise ConfigError(f"{path} declares no deployments: restore it from the repository")
     return data
@@ -103,11 +108,16 @@ def _schedule(spec: dict[str, Any]) -> Any:
     from prefect.schedules import Cron, Interval
 
     options = {k: spec[k] for k in ("timezone", "active", "parameters", "slug") if k in spec}
-    if "cron" in spec:
-        return Cron(spec["cron"], **options)
-    if "interval" in spec:
-        return Interval(spec["interval"], **options)
-    raise ConfigError(f"prefect.yaml schedule {spec} has neither cron nor interval: use one of them")
+    kind = "cron" if "cron" in spec else "interval" if "interval" in spec else None
+    if kind is None:
+        raise ConfigError(f"prefect.yaml schedule {spec} has neither cron nor interval: use one of them")
+    try:
+        return Cron(spec["cron"], **options) if kind == "cron" else Interval(spec["interval"], **options)
+    except (ValueError, TypeError) as exc:  # Prefect's validation (pydantic's errors are ValueErrors)
+        raise ConfigError(
+            f"prefect.yaml schedule {kind} {spec[kind]!r} (of {spec}) is not one Prefect takes "
+            f"({type(exc).__name__}): fix it in {prefect_yaml_path()}"
+        ) from None
 
 
 def build_deployments(config: dict[str, Any] | None = None) -> list[Any]:
