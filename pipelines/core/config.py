@@ -10,6 +10,7 @@ below them takes the resolved object, so one run never mixes two readings of its
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any, ClassVar
@@ -162,16 +163,25 @@ DUCKDB_OPTIONS = {
 
 
 def _check_duckdb_settings(settings: OutreachSettings) -> None:
-    """The DuckDB settings as DuckDB itself takes them, on a database in memory: a bad one fails here, naming
-    the setting, not when the warehouse is opened with DuckDB's own words for its option."""
-    import duckdb
-
+    """The DuckDB settings as DuckDB itself takes them: a bad one fails here, naming the setting, not when the
+    warehouse is opened with DuckDB's own words for its option."""
     for name, (option, expected) in DUCKDB_OPTIONS.items():
         value = getattr(settings, name)
-        try:
-            duckdb.connect(":memory:", config={option: value}).close()
-        except duckdb.Error:
-            raise ConfigError(f"sources.outreach.{name} is {value!r}, not {expected}") from None
+        if not _duckdb_takes(option, value):
+            raise ConfigError(f"sources.outreach.{name} is {value!r}, not {expected}")
+
+
+@functools.cache
+def _duckdb_takes(option: str, value: str) -> bool:
+    """Whether DuckDB opens a database in memory with `option` set to `value`: some 30 ms each, and the settings
+    are read several times a command, with the same values."""
+    import duckdb
+
+    try:
+        duckdb.connect(":memory:", config={option: value}).close()
+    except duckdb.Error:
+        return False
+    return True
 
 
 def require_api(settings: OutreachSettings, keys: list[str]) -> None:
