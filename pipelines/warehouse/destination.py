@@ -22,7 +22,7 @@ from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreacha
 from pipelines.core.root_cause import chain
 from pipelines.warehouse.duckdb_file import create_duckdb_file
 from pipelines.warehouse.duckdb_memory import load_threads
-from pipelines.warehouse.load_dir import default_dlt_dir
+from pipelines.warehouse.load_dir import chosen_dlt_dir
 from pipelines.warehouse.lock import LockTarget, file_target
 
 log = logging.getLogger(__name__)
@@ -240,11 +240,8 @@ def dlt_working_dir(warehouse: Warehouse, pipelines_dir: str | Path | None = Non
     nothing.
     """
     identity = warehouse.identity
-    if pipelines_dir:
-        chosen = Path(pipelines_dir).expanduser().resolve()
-    elif warehouse.duckdb_path is not None:
-        chosen = default_dlt_dir(warehouse.duckdb_path)
-    else:
+    chosen = chosen_dlt_dir(warehouse.duckdb_path, pipelines_dir)
+    if chosen is None:
         from dlt.common.pipeline import get_dlt_pipelines_dir
 
         chosen = (

@@ -19,17 +19,26 @@ def default_dlt_dir(duckdb_path: Path) -> Path:
     return duckdb_path.with_name(f".{duckdb_path.stem}_dlt")
 
 
-def working_dir_problem(duckdb_path: Path | None, pipelines_dir: str | Path | None) -> str | None:
-    """The line for a dlt working directory (`pipelines_dir`, else the DuckDB warehouse's default) whose path dlt
-    cannot work in; None when there is none to check (a server's default, in dlt's own data directory)."""
+def chosen_dlt_dir(duckdb_path: Path | None, pipelines_dir: str | Path | None) -> Path | None:
+    """The dlt working directory asked for: `pipelines_dir`, else a DuckDB warehouse's default; None for a server's
+    default, which is in dlt's own data directory (`destination.dlt_working_dir`)."""
     if pipelines_dir:
-        where = Path(pipelines_dir).expanduser().absolute()
-        fix = "set SOURCES__OUTREACH__PIPELINES_DIR to a path without one"
-    elif duckdb_path is not None:
-        where = default_dlt_dir(duckdb_path).absolute()
-        fix = "move the warehouse to a path without one (--duckdb), or set SOURCES__OUTREACH__PIPELINES_DIR to one"
-    else:
+        return Path(pipelines_dir).expanduser().resolve()
+    return default_dlt_dir(duckdb_path) if duckdb_path is not None else None
+
+
+def working_dir_problem(duckdb_path: Path | None, pipelines_dir: str | Path | None) -> str | None:
+    """The line for a dlt working directory (`chosen_dlt_dir`) whose path dlt cannot work in; None when there is
+    none to check."""
+    chosen = chosen_dlt_dir(duckdb_path, pipelines_dir)
+    if chosen is None:
         return None
+    where = chosen.absolute()
+    fix = (
+        "set SOURCES__OUTREACH__PIPELINES_DIR to a path without one"
+        if pipelines_dir
+        else "move the warehouse to a path without one (--duckdb), or set SOURCES__OUTREACH__PIPELINES_DIR to one"
+    )
     for char, (name, why, duckdb_only) in _REFUSED.items():
         if char in str(where) and (duckdb_path is not None or not duckdb_only):
             return f"dlt's working directory {where} has {name} in its path, {why}: {fix}"
