@@ -19,6 +19,7 @@ from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
 from dashboard.incidents import open_incidents_html
 from dashboard.page import Chart, Scope, render_page
+from dashboard.paths import REPORT_NAME
 from dashboard.workers import Workers
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
@@ -161,25 +162,51 @@ def render_report(bi_path: str | Path) -> str:
 def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
     """Write the dashboard of the BI file to ``out_path`` (atomically: a reader never sees half a file).
 
-    Raises :class:`dashboard.errors.ReportError` with a one-line cause and fix. A page of ``PARALLEL_MIN_SCOPES``
-    scopes or more is drawn in spawned worker processes, which import the calling script again: a script calling
-    this needs Python's ``if __name__ == "__main__":`` guard, as for any ``multiprocessing``.
+    The path is checked before the page is drawn (seconds for an agency): a file there that is not an HTML page,
+    such as the warehouse given as ``--out`` by mistake, is never replaced, and a path that cannot be written fails
+    at once. Raises :class:`dashboard.errors.ReportError` with a one-line cause and fix. A page of
+    ``PARALLEL_MIN_SCOPES`` scopes or more is drawn in spawned worker processes, which import the calling script
+    again: a script calling this needs Python's ``if __name__ == "__main__":`` guard, as for any
+    ``multiprocessing``.
     """
-    html = render_report(bi_path)
     out = Path(out_path)
+    _refuse_to_replace(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(html)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        os.close(fd)
     except OSError as exc:
-        raise ReportError(
-            f"cannot write the report to {out}: {exc.strerror or exc} (pass --out with a writable path)"
-        ) from exc
+        raise _cannot_write(out, exc) from exc
+    tmp = Path(name)
+    try:
+        html = render_report(bi_path)
+        try:
+            tmp.write_text(html, encoding="utf-8")
+            tmp.chmod(0o644)
+            os.replace(tmp, out)
+        except OSError as exc:
+            raise _cannot_write(out, exc) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
     return out
+
+
+def _refuse_to_replace(out: Path) -> None:
+    """Fails unless ``out`` is free or holds an HTML page (an earlier report)."""
+    if out.is_dir():
+        raise ReportError(f"{out} is a directory: pass --out with the path of an HTML file ({out / REPORT_NAME})")
+    try:
+        with out.open("rb") as handle:
+            start = handle.read(64)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _cannot_write(out, exc) from exc
+    if start and not start.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith((b"<!doctype html", b"<html")):
+        raise ReportError(
+            f"{out} exists and is not an HTML page, which a report would replace: pass --out with another path"
+        )
+
+
+def _cannot_write(out: Path, exc: OSError) -> ReportError:
+    return ReportError(f"cannot write the report to {out}: {exc.strerror or exc} (pass --out with a writable path)")

@@ -489,6 +489,33 @@ def test_errors_name_cause_and_fix(bi: Path, tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_a_file_that_is_not_a_page_is_never_replaced(bi: Path, tmp_path: Path) -> None:
+    """`--out` naming the warehouse (or its BI file) replaced the database with the page: every row was gone."""
+    warehouse = tmp_path / "w.duckdb"
+    shutil.copy(bi, warehouse)
+    before = warehouse.read_bytes()
+    done = _cli("--duckdb", str(warehouse), "--out", str(warehouse), cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines() == [
+        f"error: {warehouse} exists and is not an HTML page, which a report would replace: pass --out with another path"
+    ]
+    assert warehouse.read_bytes() == before
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    assert "is not an HTML page" in _error(bi, notes) and notes.read_text() == "mine"
+    assert _error(bi, tmp_path) == (
+        f"{tmp_path} is a directory: pass --out with the path of an HTML file ({tmp_path / 'report.html'})"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "w.duckdb"]  # no temporary file left
+
+    # an earlier report, and an empty file, are replaced
+    page = write_report(bi, tmp_path / "r.html")
+    page.write_text("<!DOCTYPE HTML>\n<p>an older page</p>")
+    assert write_report(bi, page).read_text().startswith("<!doctype html>")
+    (tmp_path / "empty.html").touch()
+    assert write_report(bi, tmp_path / "empty.html").stat().st_size > 1_000_000
+
+
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ROOT / ".venv" / "bin" / "outreach"), "report", *args],
