@@ -20,7 +20,7 @@ import duckdb
 
 from pipelines.core.errors import WarehouseError
 from pipelines.warehouse.destination import Warehouse
-from pipelines.warehouse.duckdb_file import sql_string
+from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,8 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
     path = Path(warehouse.duckdb_path)
     if not path.exists():
         raise WarehouseError(f"no warehouse at {path}: run `outreach sync` and `outreach models` first")
+    if not path.is_file() or not is_duckdb_file(path):  # DuckDB attaches a CSV file too, as a table of its rows
+        raise WarehouseError(f"{path} is not a DuckDB database file: pass --duckdb with the warehouse the sync writes")
     con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")

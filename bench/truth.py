@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 
 from bench.snapshot import CAMPAIGN_STATS, RECIPIENT_TIMESTAMPS, Snapshot, epoch_ms
+from pipelines.warehouse.duckdb_file import sql_string
 
 STATS_TOTALS = (
     "recipients", "sent", "delivered", "opened", "clicked",
@@ -320,8 +321,7 @@ def connect_warehouse(duckdb_path: Path) -> duckdb.DuckDBPyConnection:
     """The warehouse read-only under an alias: in a file named `outreach.duckdb` the catalog and the schema are
     both `outreach`, so `outreach.<table>` would be ambiguous."""
     con = duckdb.connect()
-    quoted = str(duckdb_path).replace("'", "''")
-    con.execute(f"attach '{quoted}' as {WAREHOUSE_ALIAS} (read_only)")
+    con.execute(f"attach '{sql_string(duckdb_path)}' as {WAREHOUSE_ALIAS} (read_only)")
     con.execute(f"use {WAREHOUSE_ALIAS}")
     return con
 

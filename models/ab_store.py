@@ -28,6 +28,7 @@ from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import explain_sqlstate, one_line
 from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.duckdb_file import sql_string
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,7 +76,7 @@ def write_variant_tests(target: Warehouse, *, recompute: bool = False) -> int | 
 def _write_duckdb(path: Path, recompute: bool) -> int | None:
     con = duckdb.connect()
     try:
-        con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as {_ALIAS}")
+        con.execute(f"attach '{sql_string(path)}' as {_ALIAS}")
         found = con.execute(
             "select schema_name, table_name from duckdb_tables() where database_name = ?", [_ALIAS]
         ).fetchall()

@@ -27,6 +27,7 @@ import duckdb
 from pipelines.core.errors import WarehouseError
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
+from pipelines.warehouse.duckdb_file import sql_string
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def _query(target: Warehouse) -> Iterator[Query]:
     if target.duckdb_path is not None:
         con = duckdb.connect()
         try:
-            con.execute(f"attach '{str(target.duckdb_path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
+            con.execute(f"attach '{sql_string(target.duckdb_path)}' as warehouse (read_only)")
             con.execute("use warehouse")
             yield lambda sql, params: con.execute(sql, list(params)).fetchall()
         finally:

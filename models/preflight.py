@@ -10,7 +10,7 @@ from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
-from pipelines.warehouse.duckdb_file import is_duckdb_file
+from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
 
 RAW = "outreach"
 
@@ -36,7 +36,7 @@ def check_duckdb(path: Path) -> None:
     con = duckdb.connect()
     try:
         try:
-            con.execute(f"attach '{str(path).replace(chr(39), chr(39) * 2)}' as warehouse (read_only)")
+            con.execute(f"attach '{sql_string(path)}' as warehouse (read_only)")
         except duckdb.IOException as exc:
             from pipelines.warehouse.diagnose import damage_problem
             from pipelines.warehouse.duckdb_file import lock_holder

@@ -1,0 +1,33 @@
+"""The warehouse `outreach alerts` opens: a file that is not a DuckDB database is refused in one line. DuckDB
+attaches a CSV file as a catalog of its rows, so `--duckdb notes.csv` said "no open incidents" (exit 0): a list
+of no incidents from a file that holds none of our tables."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+OUTREACH = str(Path(sys.executable).with_name("outreach"))
+
+
+@pytest.mark.parametrize("kind", ["csv", "directory"])
+def test_a_path_that_is_not_a_duckdb_file_is_refused(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "notes.csv"
+    if kind == "csv":
+        path.write_text("id,name\n1,hello\n")
+    else:
+        path.mkdir()
+    for args in (["alerts"], ["alerts", "--all", "--json"], ["alerts", "ack", "no-such-id"]):
+        done = subprocess.run(
+            [OUTREACH, *args, "--duckdb", str(path)], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert (done.returncode, done.stdout) == (1, ""), (args, done)
+        assert done.stderr.splitlines() == [
+            f"error: {path} is not a DuckDB database file: pass --duckdb with the warehouse the sync writes"
+        ], args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
+    if kind == "csv":
+        assert path.read_text() == "id,name\n1,hello\n"
