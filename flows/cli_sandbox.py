@@ -20,7 +20,7 @@ class Scale(StrEnum):
 def sandbox(
     host: str = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port; 0 picks a free one.")] = 8765,
-    seed: int = 7,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the generated data: one seed, one dataset.")] = 7,
     scale: Scale = Scale.small,
     workspaces: Annotated[
         int, typer.Option(min=1, help="Workspaces, each the size of one workspace of the scale.")

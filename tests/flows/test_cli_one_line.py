@@ -38,11 +38,13 @@ def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
         (["sandbox", "--port", "99999"], "less than or equal to 65535"),
         (["hooks", "listen", "--port", "99999"], "less than or equal to 65535"),
         (["status", "--runs", "0"], "greater than or equal to 1"),
+        (["sandbox", "--seed", "-1"], "greater than or equal to 0"),
     ],
 )
 def test_a_number_out_of_range_is_a_usage_error(command: list[str], bound: str) -> None:
     """A port used to reach the socket (`error: OverflowError: bind(): port must be 0-65535.`), and `status --runs
-    0` showed every workspace's last run as `-`, as if it had none."""
+    0` showed every workspace's last run as `-`, as if it had none; `sandbox --seed -1` failed in
+    NumPy's words (`error: ValueError: expected non-negative integer`)."""
     result = CliRunner().invoke(app, command)
     assert result.exit_code == 2 and bound in result.output, result.output
 
