@@ -140,6 +140,12 @@ def storage_version() -> str:
         raise ConfigError(str(exc)) from exc
 
 
+#: Vars `outreach models` sets itself (models/build.py), and the tables of other components that a build keeps:
+#: given with --vars, one would turn off the all-or-nothing swap, or drop the alert incidents with their
+#: acknowledgements.
+BUILD_VARS = frozenset({"atomic_build", "build_fingerprint", "kept_relations"})
+
+
 def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:
     """`outreach models --vars`: a JSON object of the project's vars (dbt_project.yml), checked before any build:
     dbt itself would ignore a misspelt name."""
@@ -157,11 +163,16 @@ def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"--vars must be a JSON object of vars, e.g. {example}")
     known = yaml.safe_load((project_dir / "dbt_project.yml").read_text(encoding="utf-8")).get("vars") or {}
+    settable = ", ".join(sorted(set(known) - BUILD_VARS))
+    own = sorted(set(value) & BUILD_VARS)
+    if own:
+        verb = "is" if len(own) == 1 else "are"
+        raise ConfigError(f"--vars: {', '.join(own)} {verb} set by the build itself; the vars to set are {settable}")
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise ConfigError(
             f"--vars: no var named {', '.join(unknown)} in {project_dir / 'dbt_project.yml'}; "
-            f"the vars are {', '.join(sorted(known))}"
+            f"the vars to set are {settable}"
         )
     for name, given in value.items():
         # the project's value says what the models take: a string where a list is read would be read letter by
