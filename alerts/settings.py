@@ -14,7 +14,9 @@ from dlt.common.configuration import configspec, resolve_configuration
 from dlt.common.configuration.specs import BaseConfiguration
 
 from pipelines.core.errors import ConfigError
+from pipelines.core.root_cause import one_line
 from pipelines.core.setting_bounds import Bound, check_bounds
+from pipelines.core.setting_origin import uncoercible
 
 
 @configspec
@@ -104,7 +106,8 @@ def resolve_alert_settings(**explicit: Any) -> AlertSettings:
     try:
         settings = resolve_configuration(AlertSettings(), explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
-        raise ConfigError(f"[alerts] settings cannot be read: {str(exc).splitlines()[0]}") from None
+        why = uncoercible(exc, ("alerts",)) or f"[alerts] settings cannot be read: {one_line(exc)}"
+        raise ConfigError(why) from None
     check_bounds({name: getattr(settings, name) for name in BOUNDS}, BOUNDS, "alerts")
     settings.target_list()  # a malformed list fails here, at the edge
     return settings

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipelines.core.errors import ConfigError, ForbiddenError, InvalidRequestError, OutreachError
+from pipelines.core.setting_origin import origin
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
@@ -70,40 +71,6 @@ def mask(key: str) -> str:
     return f"...{key[-4:]}" if len(key) >= 12 else "****"
 
 
-def origin(name: str, *, secret: bool) -> tuple[Any, str]:
-    """(value, where it came from) of ``[sources.outreach] <name>`` by dlt's providers; (None, "") if unset."""
-    import dlt
-
-    accessor = dlt.secrets if secret else dlt.config
-    try:
-        providers = accessor.config_providers
-    except Exception:  # noqa: BLE001 - a settings file that does not parse: the problem line says which
-        return None, "unreadable: a settings file does not parse (below)"
-    for provider in providers:
-        if provider.is_empty:
-            continue
-        try:
-            value, _ = provider.get_value(name, Any, None, *SECTIONS)
-        except Exception as exc:  # noqa: BLE001 - any provider failure is the answer: unreadable, with its type
-            return None, f"{provider.name}: unreadable ({type(exc).__name__})"
-        if value is not None:
-            if provider.name == "Environment Variables":
-                return value, "env " + "__".join(part.upper() for part in (*SECTIONS, name))
-            return value, _file_of(provider, provider.get_value_location(name, None, *SECTIONS))
-    return None, ""
-
-
-def _file_of(provider: Any, location: str) -> str:
-    """The file a toml provider read a value from: dlt names it by file name (``global:`` for the global
-    dir); its `present_locations` hold the paths."""
-    is_global = location.startswith("global:")
-    name = location.removeprefix("global:") or provider.name
-    for path in provider.present_locations:
-        if Path(path).name == name and is_global != str(path).startswith("."):
-            return _relative(path)
-    return name
-
-
 def run_check(
     *, base_url: str | None = None, api_keys: Sequence[str] | None = None, duckdb_path: Path | None = None
 ) -> CheckReport:
@@ -149,7 +116,7 @@ def _setting_line(name: str, secret: bool, default: str, flag: Any) -> str:
     if flag:
         value, where = flag, f"{FLAGS.get(name, name)} flag"
     else:
-        value, where = origin(name, secret=secret)
+        value, where = origin(name, SECTIONS, secret=secret)
     if value is None and where:  # a settings file that could not be read: `where` says which and why
         shown = "?"
     elif value is None:
@@ -214,7 +181,7 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: Ou
     if problem:
         report.problem(problem)
         return
-    version, _ = origin("duckdb_storage_version", secret=False)
+    version, _ = origin("duckdb_storage_version", SECTIONS, secret=False)
     note = storage_note(path, str(version or DEFAULT_STORAGE_VERSION))
     state = "exists" if path.exists() else "created at the first sync"
     report.lines.append(f"  {path}: ok, writable ({state})")
@@ -276,10 +243,3 @@ def _check_dlt_state(report: CheckReport, settings: OutreachSettings) -> None:
         report.lines.append(f"  dlt state in {root}: none yet (the first sync creates it)")
     elif not damaged:
         report.lines.append(f"  dlt state in {root}: ok")
-
-
-def _relative(location: str) -> str:
-    try:
-        return str(Path(location).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return location

@@ -23,6 +23,7 @@ from pipelines.core import constants
 from pipelines.core.errors import ConfigError
 from pipelines.core.root_cause import chain, one_line, root_cause
 from pipelines.core.setting_bounds import BOUNDS, check_bounds
+from pipelines.core.setting_origin import uncoercible
 
 SECTIONS = ("sources",)
 SECTION = "outreach"
@@ -133,7 +134,7 @@ def _unreadable(exc: BaseException) -> str:
 
     toml = next((e for e in chain(exc) if isinstance(e, TomlProviderReadException)), None)
     if toml is None:
-        return f"[sources.outreach] settings cannot be read: {one_line(exc)}"
+        return uncoercible(exc, (*SECTIONS, SECTION)) or f"[sources.outreach] settings cannot be read: {one_line(exc)}"
     root = root_cause(exc)
     where = f"line {root.line}, column {root.col}" if hasattr(root, "line") and hasattr(root, "col") else "somewhere"
     return (

@@ -120,3 +120,19 @@ def test_a_settings_file_that_does_not_parse_is_named_with_its_line_and_column(t
     status = subprocess.run([OUTREACH, "status"], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
     assert (status.returncode, status.stderr) == (1, f"error: {problems[0].removeprefix('problem: ')}\n"), status
     assert secret not in result.stdout + result.stderr + status.stdout + status.stderr
+
+
+def test_a_value_of_the_wrong_kind_is_named_with_where_it_was_set(tmp_path: Path) -> None:
+    """It was dlt's words ("Configured value for field `workers` cannot be coerced into type `<class 'int'>`"),
+    naming neither the file nor the fix; the [alerts] settings the same."""
+    cwd = project(tmp_path, '[sources.outreach]\nworkers = "many"\n\n[alerts]\nauto_pause = "maybe"\n', "")
+    said = "[sources.outreach] workers (.dlt/config.toml) is not a whole number: set it to a whole number"
+    result = run_check(cwd)
+    problems = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("problem:")]
+    assert result.returncode == 1 and f"problem: {said}" in problems, result
+    for command, line in (
+        (["status"], said),
+        (["alerts", "guard"], "[alerts] auto_pause (.dlt/config.toml) is not true or false: set it to true or false"),
+    ):
+        done = subprocess.run([OUTREACH, *command], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {line}\n"), command
