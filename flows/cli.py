@@ -16,7 +16,8 @@ import typer
 
 from flows.cli_alerts import alerts_app
 from flows.cli_hooks import hooks_app
-from flows.cli_models import Destination, docs, models
+from flows.cli_models import docs, models
+from flows.cli_options import Destination
 from flows.cli_sandbox import Scale, sandbox
 from flows.errors import OneLineErrors, fail, fail_explained
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from flows.cli_options import Destination
+
 if TYPE_CHECKING:
     from models.progress import BuildProgress
     from pipelines.warehouse.destination import Warehouse
@@ -20,7 +22,7 @@ alerts_app = typer.Typer(
 
 DuckdbOption = Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")]
 DestinationOption = Annotated[
-    str | None,
+    Destination | None,
     typer.Option(help="duckdb or postgres (DESTINATION__POSTGRES__CREDENTIALS); default: the sync's."),
 ]
 

@@ -4,22 +4,17 @@ writer lock (registered on the app in flows/cli.py)."""
 from __future__ import annotations
 
 import contextlib
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from flows.cli_alerts import after_build_step
+from flows.cli_options import Destination
 from flows.errors import fail, fail_build
 
 if TYPE_CHECKING:
     from pipelines.warehouse.destination import Warehouse
-
-
-class Destination(StrEnum):
-    duckdb = "duckdb"
-    postgres = "postgres"
 
 
 def model_target(duckdb: Path | None, destination: Destination | None) -> Warehouse:

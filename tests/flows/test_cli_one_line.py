@@ -39,9 +39,12 @@ def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
         (["hooks", "listen", "--port", "99999"], "less than or equal to 65535"),
         (["status", "--runs", "0"], "greater than or equal to 1"),
         (["sandbox", "--seed", "-1"], "greater than or equal to 0"),
+        # it was a runtime error naming no choice ("pg is neither (see README, Alerts)"), as models offers them
+        (["alerts", "--destination", "pg"], "'pg' is not one of 'duckdb',"),
+        (["alerts", "guard", "--destination", "pg"], "'pg' is not one of 'duckdb',"),
     ],
 )
-def test_a_number_out_of_range_is_a_usage_error(command: list[str], bound: str) -> None:
+def test_a_value_out_of_range_is_a_usage_error(command: list[str], bound: str) -> None:
     """A port used to reach the socket (`error: OverflowError: bind(): port must be 0-65535.`), and `status --runs
     0` showed every workspace's last run as `-`, as if it had none; `sandbox --seed -1` failed in
     NumPy's words (`error: ValueError: expected non-negative integer`)."""
