@@ -86,6 +86,7 @@ def subscribe(
     if not target:
         raise ConfigError("no --target: give the URL deliveries should go to, e.g. https://host/webhooks")
     record = SubscriptionRecord(record_path(duckdb_path))
+    record.check()
     with _client(base_url, api_key) as client:
         workspace = _workspace(client)
         keys = list(events) if events else _event_keys(client)
@@ -118,6 +119,7 @@ def unsubscribe(
 
     A subscription the record holds but the API no longer knows (404) is marked deleted too."""
     record = SubscriptionRecord(record_path(duckdb_path))
+    record.check()
     with _client(base_url, api_key) as client:
         workspace = _workspace(client)
         try:
@@ -182,7 +184,19 @@ class SubscriptionRecord:
                 f"{self.path} is not valid JSON: fix or move it (it records webhook subscriptions)"
             ) from None
         items = data.get("subscriptions") if isinstance(data, dict) else None
-        return [dict(e) for e in items if isinstance(e, dict)] if isinstance(items, list) else []
+        if not isinstance(items, list) or not all(isinstance(e, dict) for e in items):
+            # read as empty, the next subscription would be written over whatever the file holds
+            raise ConfigError(
+                f"{self.path} is not a record of webhook subscriptions (an object with a list of them under "
+                '"subscriptions"): fix or move it'
+            )
+        return [dict(e) for e in items]
+
+    def check(self) -> None:
+        """Fails, as the first write would, when the record cannot be read or written: called before the API is
+        asked, so a subscription is never made (or deleted) without its record."""
+        with self._locked():
+            self.entries()
 
     def add(self, entry: dict[str, Any]) -> None:
         with self._locked():

@@ -162,3 +162,28 @@ def test_a_refused_subscription_records_nothing(make_sandbox: Any, tmp_path: Pat
     )
     assert refused.exit_code == 1 and "403" in refused.output
     assert not record_path(warehouse).exists()
+
+
+def test_a_record_that_cannot_be_read_fails_before_the_api_is_asked(make_sandbox: Any, tmp_path: Path) -> None:
+    """A record that was not JSON failed after POST /hooks: the subscription was made and nowhere recorded (the API
+    cannot list them). JSON of another shape was read as no subscription, and the next one written over it."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    admin = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
+    warehouse = tmp_path / "outreach.duckdb"
+    api = ["--base-url", sb.base_url, "--api-key", admin["key"], "--duckdb", str(warehouse)]
+    path = record_path(warehouse)
+    for text, says in (
+        ("{broken", "is not valid JSON: fix or move it (it records webhook subscriptions)"),
+        ('["mine"]', 'is not a record of webhook subscriptions (an object with a list of them under "subscriptions")'),
+        ('{"subscriptions": [1]}', "is not a record of webhook subscriptions"),
+    ):
+        path.write_text(text)
+        sb.reset_metrics()
+        for command in (
+            ["subscribe", "--target", "https://h.example.com/w", "--event", "lead.clicked"],
+            ["unsubscribe", "some-id"],
+            ["list"],
+        ):
+            done = _cli(*command, *(api if command[0] != "list" else api[-2:]))
+            assert done.exit_code == 1 and f"{path} {says}" in done.output, (command, done.output)
+        assert sb.metrics()["requests"] == 0 and path.read_text() == text
