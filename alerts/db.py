@@ -18,6 +18,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines.core.constants import bi_file_problem
 from pipelines.core.errors import WarehouseError
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
@@ -147,6 +148,9 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
         raise WarehouseError(f"no warehouse at {path}: run `outreach sync` and `outreach models` first")
     if not path.is_file() or not is_duckdb_file(path):  # DuckDB attaches a CSV file too, as a table of its rows
         raise WarehouseError(f"{path} is not a DuckDB database file: pass --duckdb with the warehouse the sync writes")
+    problem = bi_file_problem(path)
+    if problem:
+        raise WarehouseError(problem)
     con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")

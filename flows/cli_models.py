@@ -29,9 +29,13 @@ def model_target(duckdb: Path | None, destination: Destination | None) -> Wareho
 def writer_lock(target: Warehouse) -> contextlib.AbstractContextManager[object]:
     """The one warehouse lock (`pipelines.warehouse.lock`), exclusive: the build waits for a running sync (saying
     for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
+    from models.preflight import check_duckdb_path
     from pipelines.core.config import resolve_settings
     from pipelines.warehouse.lock import warehouse_writer
 
+    # a file that is no warehouse gets no lock file beside it; a missing one may be a first sync's, still running
+    if target.duckdb_path is not None and target.duckdb_path.exists():
+        check_duckdb_path(target.duckdb_path)
     notify = lambda line: typer.echo(line, err=True)  # noqa: E731
     return warehouse_writer(target, what="model build", timeout_s=resolve_settings().lock_timeout_s, notify=notify)
 

@@ -8,6 +8,7 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
+from pipelines.core.constants import bi_file_problem
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
@@ -23,16 +24,24 @@ def check_warehouse(target: Warehouse) -> None:
         check_postgres(postgres_target(target))
 
 
-def check_duckdb(path: Path) -> None:
+def check_duckdb_path(path: Path) -> None:
+    """What can be told of the DuckDB warehouse without opening it: before its lock file is made beside it."""
     if not path.exists():
         raise WarehouseError(f"warehouse {path} does not exist: run `outreach sync` first (or pass --duckdb PATH)")
     if path.is_dir():
         raise WarehouseError(f"warehouse {path} is a directory: pass the DuckDB file (--duckdb PATH)")
+    problem = bi_file_problem(path)
+    if problem:
+        raise WarehouseError(problem)
     if not is_duckdb_file(path):
         raise WarehouseError(
             f"{path} is not a DuckDB database file: pass the warehouse the sync writes (--duckdb PATH), "
             "or move this file away and run `outreach sync`"
         )
+
+
+def check_duckdb(path: Path) -> None:
+    check_duckdb_path(path)
     con = duckdb.connect()
     try:
         try:

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pipelines.core.constants import bi_file_problem
 from pipelines.core.errors import WarehouseError
 from pipelines.source.state import STATE_TABLE
 from pipelines.warehouse.destination import Warehouse
@@ -66,6 +67,9 @@ class WarehouseStatus:
 
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
     """The status of every workspace the warehouse has run records or state for."""
+    problem = bi_file_problem(warehouse.duckdb_path) if warehouse.duckdb_path is not None else None
+    if problem:
+        raise WarehouseError(problem)
     if warehouse.duckdb_path is not None and not warehouse.duckdb_path.exists():
         return WarehouseStatus(
             warehouse.label, False, f"{warehouse.label} does not exist: nothing synced yet (run `outreach sync`)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -16,6 +17,7 @@ DEFAULT_DUCKDB_PATH = "data/outreach.duckdb"
 DEFAULT_SPOOL_DIR = "data/spool"
 DEFAULT_STORAGE_VERSION = "v1.0.0"  # DuckDB storage format of a warehouse (and BI file) we create
 DEFAULT_MEMORY_LIMIT = "64MB"
+BI_SUFFIX = "_bi.duckdb"  # the BI file beside a warehouse: bi_path_for
 # Workspaces per dlt load when `batch_size` is not set. Each load costs about 1 s whatever it holds (dlt resolves
 # its configuration again in every step), so fewer loads are faster; a full sync's batch holds every row of its
 # workspaces, a quick sync's only what changed, so a quick sync's batches can be larger for the same memory.
@@ -185,4 +187,18 @@ TABLES = (
 def bi_path_for(duckdb_path: str | Path) -> Path:
     """``<stem>_bi.duckdb`` beside the warehouse (the DESIGN.md contract)."""
     path = Path(duckdb_path)
-    return path.with_name(f"{path.stem}_bi.duckdb")
+    return path.with_name(f"{path.stem}{BI_SUFFIX}")
+
+
+def bi_file_problem(path: str | Path) -> str | None:
+    """One line when `path` is the BI file of a warehouse beside it (``<stem>_bi.duckdb``): each build replaces
+    that copy whole, so a sync into it, or an acknowledgement written there, would be lost."""
+    bi = Path(path)
+    if not bi.name.endswith(BI_SUFFIX):
+        return None
+    stem = bi.name.removesuffix(BI_SUFFIX)
+    candidates = [*sorted(bi.parent.glob(f"{glob.escape(stem)}.*")), bi.with_name(stem)]
+    owner = next((c for c in candidates if c.is_file() and bi_path_for(c) == bi), None)
+    if owner is None:
+        return None
+    return f"{bi} is the BI file of the warehouse {owner}, a copy each build replaces: pass --duckdb {owner}"

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
+from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION, bi_file_problem
 from pipelines.core.errors import OutreachError, WarehouseError, WarehousePathError
 from pipelines.core.root_cause import chain as chain
 from pipelines.core.root_cause import explain_oserror, explain_sqlstate, one_line
@@ -84,6 +84,9 @@ def _raise_problem(duckdb_path: Path) -> None:
 
 
 def _path_problem(path: Path) -> str | None:
+    problem = bi_file_problem(path)
+    if problem:
+        return problem
     parent = _existing_ancestor(path.parent)
     if not parent.is_dir():
         return (
