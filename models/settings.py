@@ -140,10 +140,8 @@ def storage_version() -> str:
         raise ConfigError(str(exc)) from exc
 
 
-#: Vars `outreach models` sets itself (models/build.py), and the tables of other components that a build keeps:
-#: given with --vars, one would turn off the all-or-nothing swap, or drop the alert incidents with their
-#: acknowledgements.
-BUILD_VARS = frozenset({"atomic_build", "build_fingerprint", "kept_relations"})
+#: Vars `outreach models` sets itself (models/build.py): a value given with --vars would be overridden, unsaid.
+BUILD_VARS = frozenset({"atomic_build", "build_fingerprint"})
 
 
 def parse_dbt_vars(text: str, project_dir: Path) -> dict[str, Any]:

@@ -128,18 +128,48 @@
         {%- endif -%}
         {%- do statements.append('alter ' ~ next_relation.type ~ ' ' ~ next_relation ~ ' rename to ' ~ adapter.quote(name)) -%}
     {%- endfor -%}
-    {#- objects no model builds any more (a removed model) go too, so the BI file never shows dead tables;
-        the tables other components keep in this schema (var kept_relations) stay -#}
+    {#- a relation an earlier build made that no model builds any more (a removed model) goes too, so the BI
+        file never shows dead tables; one no build made stays: an analyst's own table or view, the alert
+        incidents (alerts/store.py) -#}
+    {%- set made_before = _made_by_builds() -%}
+    {%- set made = built.keys() | list -%}
     {%- for name, relation in existing.items() | sort -%}
-        {%- if name not in model_names and not name.endswith(next_suffix()) and name not in built
-            and name not in var('kept_relations', []) -%}
-            {%- do statements.append(drop_relation_sql(relation)) -%}
+        {%- if name in made_before and name not in built and not name.endswith(next_suffix()) -%}
+            {%- if name in model_names -%}
+                {%- do made.append(name) -%}
+            {%- else -%}
+                {%- do statements.append(drop_relation_sql(relation)) -%}
+            {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do statements.extend(_record_made(made)) -%}
     {%- do statements.extend(publish_incremental_state()) -%}
     {%- do statements.append('commit') -%}
     {%- do log('outreach: swapped in ' ~ built | length ~ ' relations of ' ~ target.schema, info=true) -%}
     {{ return(statements | join(';\n') ~ ';') }}
+{% endmacro %}
+
+{#- The record of the relations builds made in the target schema (reporting_inputs, never published): none before
+    the first build that keeps it, so that build drops nothing. -#}
+{% macro _made_record() %}
+    {{ return(api.Relation.create(database=target.database, schema='reporting_inputs', identifier='built_relations',
+        type='table')) }}
+{% endmacro %}
+
+{% macro _made_by_builds() %}
+    {%- set record = _made_record() -%}
+    {%- if record.identifier not in reporting_inputs_tables() -%}{{ return([]) }}{%- endif -%}
+    {{ return(run_query('select name from ' ~ record).columns[0].values() | map('lower') | list) }}
+{% endmacro %}
+
+{% macro _record_made(names) %}
+    {%- set record = _made_record() -%}
+    {%- do adapter.create_schema(record) -%}
+    {%- set statements = ['create table if not exists ' ~ record ~ ' (name varchar(256))', 'delete from ' ~ record] -%}
+    {%- if names -%}
+        {%- do statements.append("insert into " ~ record ~ " (name) values ('" ~ (names | sort | join("'), ('")) ~ "')") -%}
+    {%- endif -%}
+    {{ return(statements) }}
 {% endmacro %}
 
 {% macro drop_relation_sql(relation) %}{{ return(adapter.dispatch('drop_relation_sql', 'outreach')(relation)) }}{% endmacro %}
