@@ -4,7 +4,8 @@ A finding with no open row opens one (a subject that was resolved before reopens
 acknowledged row whose rule no longer finds its subject is resolved. Only these two transitions notify, so
 an incident is announced once when it opens and once when it resolves, never on every run. A rule that
 could not run (`evaluated` leaves it out) changes none of its rows. dbt keeps this table across builds
-(no build made it: models/macros/atomic_build.sql), and its test `alert_incidents_one_open` checks one open row per rule and subject.
+(no build made it: models/macros/atomic_build.sql), and its test `alert_incidents_one_open` checks one open row
+per rule and subject.
 
 A transition is saved before anything is sent, with its notification owed (`notified_open_at` or
 `notified_resolved_at` empty): `alerts/outbox.py` delivers what is owed, so a crash, a kill or a failing
