@@ -207,13 +207,10 @@ def watch_drift(source: Any, guards: dict[str, DriftGuard], base: DriftGuard, ba
     return source
 
 
-def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup | None:
-    """Reply bodies from lead.replied webhook events (pipelines.events.loading), if available."""
-    try:
-        from pipelines.events.loading import bodies_from_events
-    except ImportError:
-        log.debug("pipelines.events.loading not available: reply bodies come from the API only")
-        return None
+def _default_body_lookup(pipeline: Any, settings: OutreachSettings, lock: Any) -> BodyLookup:
+    """Reply bodies from lead.replied webhook events (pipelines.events.loading)."""
+    from pipelines.events.loading import bodies_from_events
+
     spool_dir: Path | None = settings.spool_path()
 
     def lookup(replies: Any) -> Any:

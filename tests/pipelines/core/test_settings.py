@@ -116,6 +116,15 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
         assert str(info.value).startswith(f"sources.outreach.{said}"), info.value
         monkeypatch.delenv(f"SOURCES__OUTREACH__{name}")
     assert resolve_settings(duckdb_memory_limit="50%", duckdb_storage_version="latest").duckdb_memory_limit == "50%"
+    # a spool that is a file was read as "no spool yet": the events in the directory meant were never loaded
+    (no_outreach_env / "spool.txt").write_text("not a spool")
+    with pytest.raises(ConfigError) as info:
+        resolve_settings(spool_dir=str(no_outreach_env / "spool.txt"))
+    assert str(info.value) == (
+        f"the webhook spool {no_outreach_env / 'spool.txt'} is a file, not a directory: set spool_dir (--spool) to the "
+        "directory `outreach hooks listen` writes"
+    )
+    assert resolve_settings(spool_dir=str(no_outreach_env / "not_yet")).spool_path() is None  # made at the first event
 
 
 @pytest.mark.parametrize(
