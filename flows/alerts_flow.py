@@ -16,7 +16,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 
-from pipelines.core.config import OutreachSettings, resolve_settings
+from pipelines.core.config import OutreachSettings, check_spool, resolve_settings
 from pipelines.warehouse.destination import warehouse_target
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,8 @@ def check_replies(settings: OutreachSettings, spool_dir: str | Path | None = Non
 
     target = warehouse_target(settings)
     spool = Path(spool_dir).expanduser().resolve() if spool_dir else settings.spool_path()
+    if spool is not None:
+        check_spool(spool)
     clock = service_clock(settings)
     with warehouse_writer(target, what="speed to lead", timeout_s=settings.lock_timeout_s):
         loaded = load_spool_events(settings, target, spool) if spool is not None and spool.is_dir() else 0

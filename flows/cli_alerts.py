@@ -151,7 +151,9 @@ def guard(
 
 @alerts_app.command("replies")
 def replies(
-    spool: Annotated[Path | None, typer.Option(help="Webhook spool to load first (default data/spool/).")] = None,
+    spool: Annotated[
+        Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
+    ] = None,
     duckdb: DuckdbOption = None,
     destination: DestinationOption = None,
 ) -> None:

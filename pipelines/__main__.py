@@ -23,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-key", action="append", default=None, help="repeat once per workspace")
     parser.add_argument("--duckdb", default=None, help="warehouse file (default data/outreach.duckdb)")
     parser.add_argument("--destination", default=None, help="duckdb (default) or postgres")
-    parser.add_argument("--spool", default=None, help="webhook spool to load first (default data/spool/)")
+    parser.add_argument(
+        "--spool", default=None, help="webhook spool to load first (default: the warehouse's, <stem>_spool/)"
+    )
     parser.add_argument("--pipelines-dir", default=None, help="dlt working dir (default: the warehouse's own)")
     parser.add_argument("--workers", type=int, default=None, help="threads reading the API at once")
     parser.add_argument(

@@ -151,8 +151,12 @@ def _validate(settings: OutreachSettings) -> None:
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
     _check_duckdb_settings(settings)
     settings.api_key_list()  # a malformed key list fails here, at the edge
-    spool = settings.spool_location()
-    if spool.exists() and not spool.is_dir():  # read as "no spool yet", its events would never load
+    check_spool(settings.spool_location())
+
+
+def check_spool(spool: Path) -> None:
+    """A spool path that is a file fails: read as "no spool yet", the events meant would never load."""
+    if spool.exists() and not spool.is_dir():
         raise ConfigError(
             f"the webhook spool {spool} is a file, not a directory: set spool_dir (--spool) to the directory "
             "`outreach hooks listen` writes"

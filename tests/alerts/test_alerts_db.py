@@ -31,3 +31,18 @@ def test_a_path_that_is_not_a_duckdb_file_is_refused(kind: str, tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
     if kind == "csv":
         assert path.read_text() == "id,name\n1,hello\n"
+
+
+def test_a_spool_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    """Read as "no spool yet", its events were never loaded and the rule ran on what the warehouse had."""
+    spool = tmp_path / "spool.txt"
+    spool.write_text("not a spool")
+    done = subprocess.run(
+        [OUTREACH, "alerts", "replies", "--spool", str(spool), "--duckdb", str(tmp_path / "w.duckdb")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines() == [
+        f"error: the webhook spool {spool} is a file, not a directory: set spool_dir (--spool) to the directory "
+        "`outreach hooks listen` writes"
+    ]
