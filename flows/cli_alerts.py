@@ -62,11 +62,15 @@ def alerts(
     try:
         with connect(_warehouse(duckdb, destination)) as db:
             rows = list_incidents(db, include_all=all_)
+            evaluated = db.has("reporting", "alert_incidents")
     except OutreachError as exc:
         _fail(str(exc))
     if json_output:
         listed = [{**_jsonable(r), "notified": status(r).removeprefix("notified: ")} for r in rows]
         typer.echo(json.dumps(listed, indent=1, default=str))
+        return
+    if not evaluated:  # "no open incidents" would claim rules that never ran found nothing
+        typer.echo("no incidents yet: the rules run after each model build (`outreach models`)")
         return
     if not rows:
         typer.echo("no open incidents" if not all_ else "no incidents")

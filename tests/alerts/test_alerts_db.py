@@ -46,3 +46,28 @@ def test_a_spool_that_is_a_file_is_refused(tmp_path: Path) -> None:
         f"error: the webhook spool {spool} is a file, not a directory: set spool_dir (--spool) to the directory "
         "`outreach hooks listen` writes"
     ]
+
+
+def test_rules_that_never_ran_are_not_said_to_have_found_nothing(tmp_path: Path) -> None:
+    """Before the first model build there is no incident table: the list said "no open incidents", as if the rules
+    had run and found nothing."""
+    import duckdb
+
+    from alerts.db import connect
+    from alerts.store import ensure_table
+    from pipelines.warehouse.destination import Warehouse
+
+    warehouse = tmp_path / "w.duckdb"
+    duckdb.connect(str(warehouse)).close()
+
+    def listed(*args: str) -> str:
+        done = subprocess.run([OUTREACH, "alerts", *args, "--duckdb", str(warehouse)], capture_output=True, text=True,
+                              timeout=120, check=False)  # fmt: skip
+        assert (done.returncode, done.stderr) == (0, ""), done
+        return done.stdout
+
+    assert listed() == listed("--all") == "no incidents yet: the rules run after each model build (`outreach models`)\n"
+    assert listed("--json") == "[]\n"
+    with connect(Warehouse("duckdb", warehouse)) as db:
+        ensure_table(db)
+    assert (listed(), listed("--all")) == ("no open incidents\n", "no incidents\n")
