@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_alerts import alerts_app
+from flows.cli_common import Destination
 from flows.cli_hooks import hooks_app
 from flows.cli_models import docs, models
-from flows.cli_options import Destination
 from flows.cli_sandbox import Scale, sandbox
 from flows.errors import OneLineErrors, fail, fail_explained
 

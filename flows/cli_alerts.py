@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_options import Destination
+from flows.cli_common import Destination, writer_lock
 
 if TYPE_CHECKING:
     from models.progress import BuildProgress
@@ -36,6 +37,17 @@ def _warehouse(duckdb: Path | None, destination: str | None = None) -> Any:
     from pipelines.warehouse.destination import warehouse_target
 
     return warehouse_target(duckdb_path=duckdb, destination=destination)
+
+
+def _writing(target: Warehouse, what: str) -> contextlib.AbstractContextManager[object]:
+    """The writer lock for a command that writes the incidents: it waits for a running sync or build (whose
+    evaluation of the rules would otherwise write over it). A DuckDB path is checked first: no lock file beside
+    a path that holds no warehouse."""
+    from alerts.db import check_duckdb_path
+
+    if target.duckdb_path is not None:
+        check_duckdb_path(Path(target.duckdb_path))
+    return writer_lock(target, what)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +109,8 @@ def ack(
     from pipelines.core.errors import OutreachError
 
     try:
-        with connect(_warehouse(duckdb, destination)) as db:
+        target = _warehouse(duckdb, destination)
+        with _writing(target, "alert acknowledgement"), connect(target) as db:
             row = acknowledge(db, incident_id)
     except OutreachError as exc:
         _fail(str(exc))
@@ -147,7 +160,8 @@ def guard(
         if not settings.auto_pause and not dry_run:
             _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
         core = resolve_settings(duckdb_path=duckdb, destination=destination)
-        with connect(warehouse_target(core)) as db:
+        target = warehouse_target(core)
+        with _writing(target, "deliverability guard"), connect(target) as db:
             run_guard(db, settings, core, dry_run=dry_run, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli_alerts import after_build_step
-from flows.cli_options import Destination
+from flows.cli_common import Destination, writer_lock
 from flows.errors import fail, fail_build
 
 if TYPE_CHECKING:
@@ -26,18 +26,15 @@ def model_target(duckdb: Path | None, destination: Destination | None) -> Wareho
     return resolve_target(duckdb, destination.value if destination else None)
 
 
-def writer_lock(target: Warehouse) -> contextlib.AbstractContextManager[object]:
-    """The one warehouse lock (`pipelines.warehouse.lock`), exclusive: the build waits for a running sync (saying
-    for whom), then reads only what it committed; on PostgreSQL loads hold it shared, the build alone."""
+def build_lock(target: Warehouse) -> contextlib.AbstractContextManager[object]:
+    """The warehouse writer lock for a build, which waits for a running sync and then reads only what it
+    committed."""
     from models.preflight import check_duckdb_path
-    from pipelines.core.config import resolve_settings
-    from pipelines.warehouse.lock import warehouse_writer
 
     # a file that is no warehouse gets no lock file beside it; a missing one may be a first sync's, still running
     if target.duckdb_path is not None and target.duckdb_path.exists():
         check_duckdb_path(target.duckdb_path)
-    notify = lambda line: typer.echo(line, err=True)  # noqa: E731
-    return warehouse_writer(target, what="model build", timeout_s=resolve_settings().lock_timeout_s, notify=notify)
+    return writer_lock(target, "model build")
 
 
 def models(
@@ -76,7 +73,7 @@ def models(
 
         variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = model_target(duckdb, destination)
-        with writer_lock(target):
+        with build_lock(target):
             shown = BuildProgress()
             step = after_build_step(target, shown)  # the alert rules, before the BI file is published
             with ProgressDisplay(shown, enabled=progress):
@@ -106,7 +103,7 @@ def docs(
 
     try:
         target = model_target(duckdb, destination)
-        with writer_lock(target):
+        with build_lock(target):
             site = generate_docs(target, out_dir=out)
     except OutreachError as exc:
         fail(str(exc))

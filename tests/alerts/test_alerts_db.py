@@ -71,3 +71,40 @@ def test_rules_that_never_ran_are_not_said_to_have_found_nothing(tmp_path: Path)
     with connect(Warehouse("duckdb", warehouse)) as db:
         ensure_table(db)
     assert (listed(), listed("--all")) == ("no open incidents\n", "no incidents\n")
+
+
+def test_an_acknowledgement_waits_for_a_running_sync(tmp_path: Path) -> None:
+    """`alerts ack` wrote beside a running sync or build: DuckDB's lock error ("Could not set lock on file"), or,
+    in a gap of the build's, a write that the build's evaluation of the rules could write over."""
+    import threading
+    import time
+
+    import duckdb
+
+    from pipelines.warehouse.destination import Warehouse
+    from pipelines.warehouse.lock import warehouse_writer
+
+    warehouse = tmp_path / "w.duckdb"
+    duckdb.connect(str(warehouse)).close()
+    held, release = threading.Event(), threading.Event()
+
+    def sync() -> None:
+        with warehouse_writer(Warehouse("duckdb", warehouse), what="sync"):
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=sync)
+    holder.start()
+    try:
+        assert held.wait(30)
+        threading.Timer(3.0, release.set).start()
+        started = time.monotonic()
+        done = subprocess.run([OUTREACH, "alerts", "ack", "nope", "--duckdb", str(warehouse)], capture_output=True,
+                              text=True, timeout=120, check=False)  # fmt: skip
+    finally:
+        release.set()
+        holder.join(30)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 1 and len(lines) == 2, done
+    assert lines[0].startswith("waiting for the sync started at ") and time.monotonic() - started >= 3.0
+    assert lines[1] == "error: no incident nope: `outreach alerts --all` lists them"
