@@ -1,7 +1,7 @@
 """Notifications: every Apprise target of `[alerts] targets`, and a Prefect event per incident.
 
 A failing target (refused, timed out, an error status) is retried `notify_retries` times, then logged in one
-line that names the target by scheme and host only (its URL may hold a token), and the outcome is returned for
+line that names the target by `masked_target` only (its URL may hold a token), and the outcome is returned for
 the incident's row: a notification never fails the sync or the build, and stays owed until a later evaluation
 delivers it (`alerts/outbox.py`). The Prefect events
 `outreach.alert.opened` / `outreach.alert.resolved` carry the rule and the subject as related resources, so a

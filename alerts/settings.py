@@ -2,7 +2,7 @@
 
 dlt fills each field from ``ALERTS__<NAME>`` environment variables or ``[alerts]`` in ``.dlt/config.toml``
 (``ALERTS__TARGETS`` as a JSON list of Apprise URLs). Apprise URLs may hold tokens and passwords: they are
-secrets, never logged or shown (`masked_target` shows the scheme only).
+secrets, never logged or shown whole (`masked_target` shows Apprise's privacy form).
 """
 
 from __future__ import annotations
@@ -114,9 +114,16 @@ def resolve_alert_settings(**explicit: Any) -> AlertSettings:
 
 
 def masked_target(url: str) -> str:
-    """What a log line may show of an Apprise URL: its scheme and host, never a token or password."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return "<target>"
-    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
-    return f"{scheme}://{host}/…"
+    """What a line may show of an Apprise URL: the scheme and the first part of Apprise's own privacy form (a token
+    as its first and last character, a password as ****); never the path or the options, where webhooks carry their
+    secret (json://hooks.example.com/catch/<secret>). The host of the URL as given is no safe part either: many
+    services carry their token there (tgram://<bot token>/<chat>). The scheme alone for a URL Apprise cannot load."""
+    import apprise
+
+    scheme, sep, _ = url.partition("://")
+    plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+    if plugin is None:
+        return f"{scheme}://…" if sep else "<target>"
+    private = str(plugin.url(privacy=True))  # type: ignore[no-untyped-call]
+    first = private.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0]
+    return f"{scheme}://{first}/…"

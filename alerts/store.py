@@ -86,7 +86,7 @@ COMMENTS = {
     "notified_open_at": "wall clock (UTC) when the open notification had reached every target; empty while owed",
     "notified_resolved_at": "wall clock (UTC) when the resolve notification had reached every target; empty while owed",
     "notify_attempts": "evaluations that tried to deliver the latest notification",
-    "notify_error": "why the latest notification is still owed (one line, targets shown by scheme and host only)",
+    "notify_error": "why the latest notification is still owed (one line, targets shown without their secrets)",
     "notify_done": "targets (hashed) the owed notification already reached: a retry never sends to them again",
 }
 

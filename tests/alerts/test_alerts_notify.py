@@ -74,7 +74,7 @@ def test_targets_come_from_the_environment_as_a_json_list_and_are_never_shown(
     settings = resolve_alert_settings()
     assert settings.target_list() == ["slack://TokenA/TokenB/TokenC", "json://localhost:9/x"]
     assert "Token" not in repr(settings) and masked_target("mailtos://user:secret@smtp.example.com/x") == (
-        "mailtos://smtp.example.com/…"
+        "mailtos://user:****@smtp.example.com/…"
     )
     assert settings.auto_pause is False and settings.max_pauses_per_run == 3
     monkeypatch.setenv("ALERTS__MAX_PAUSES_PER_RUN", "-1")
@@ -112,3 +112,20 @@ def test_outreach_alerts_test_says_a_failure_once() -> None:
         result = subprocess.run([outreach, "alerts", "test"], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and result.stderr == "", result
     assert len(result.stdout.splitlines()) == 1 and "failed after 1 attempt(s): " in result.stdout, result
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        # the token where a host would be: shown whole as "the host" (tgram://123456789:SECRET.../…)
+        ("tgram://123456789:SECRETtelegramtokenABCDEFGHIJKLMN/12345", "tgram://1...N/…"),
+        ("pover://SECRETuserkeyAAAAAAAAAAAAAAAAAAAA@SECRETtokenBBBBBBBBBBBBBBBBBBBBBB", "pover://S...A@S...B/…"),
+        ("slack://T1SECRETAA/B2SECRETBB/C3SECRETCCCCCCCCCCCCCCCC", "slack://T...A/…"),
+        # a webhook's secret in its path or its options
+        ("json://hooks.example.com/hooks/catch/123/SECRETPATH/", "json://hooks.example.com/…"),
+        ("json://user:SECRETpw@host:8080/path?token=SECRET", "json://user:****@host:8080/…"),
+        ("mailto://user:SECRETpw@127.0.0.1:9?to=a@b.c", "mailto://…"),  # one Apprise cannot load
+    ],
+)
+def test_a_shown_target_holds_no_secret(url: str, shown: str) -> None:
+    assert masked_target(url) == shown and "SECRET" not in shown
