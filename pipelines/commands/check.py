@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipelines.api.url_and_key import safe_url
 from pipelines.core.errors import ConfigError, ForbiddenError, InvalidRequestError, OutreachError
 from pipelines.core.setting_origin import origin
 
@@ -123,8 +124,8 @@ def _setting_line(name: str, secret: bool, default: str, flag: Any) -> str:
         shown, where = (default, "default") if default != "-" else ("(not set)", "")
     elif secret:
         shown = _masked_keys(value)  # never the key itself
-    else:
-        shown = str(value)
+    else:  # a URL without its user, password, query or fragment, which may carry tokens
+        shown = safe_url(str(value)) if "://" in str(value) else str(value)
     return f"  {name:<24} {shown:<44} {where}".rstrip()
 
 

@@ -136,3 +136,11 @@ def test_a_value_of_the_wrong_kind_is_named_with_where_it_was_set(tmp_path: Path
     ):
         done = subprocess.run([OUTREACH, *command], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
         assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {line}\n"), command
+
+
+def test_a_url_setting_is_shown_without_its_password(tmp_path: Path) -> None:
+    """The settings table printed base_url as given: a password in it on the terminal, in CI logs."""
+    cwd = project(tmp_path, '[sources.outreach]\nbase_url = "http://u:SECRETPW@127.0.0.1:9/api/v1?token=SECRETQ"\n', "")
+    result = run_check(cwd)
+    assert setting(result.stdout, "base_url")[1:] == ["http://127.0.0.1:9/api/v1", ".dlt/config.toml"]
+    assert "SECRET" not in result.stdout + result.stderr and result.returncode == 1
