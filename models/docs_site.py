@@ -14,6 +14,7 @@ from pipelines.core.root_cause import explain_oserror, one_line
 from pipelines.warehouse.destination import Warehouse
 
 DOCS_TARGET_DIR = "docs_target"  # its own target/ (no atomic var), so the build's partial parse stays valid
+DOCS_SITE_MARK = b'ng-app="dbt"'  # in the first line of dbt's static docs page
 
 
 def default_docs_dir(target: Warehouse) -> Path:
@@ -34,6 +35,7 @@ def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
         raise ModelError(
             f"cannot write the docs site into {out}: {why} (pass --out with a writable directory)"
         ) from exc
+    _refuse_to_replace(out / "index.html")
     outcome = invoke(["docs", "generate", "--static"], target, target_dir=DOCS_TARGET_DIR, write_json=True)
     site = dbt_state_dir(target) / DOCS_TARGET_DIR / "static_index.html"
     if not outcome.success or not site.exists():
@@ -46,3 +48,22 @@ def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     return out / "index.html"
+
+
+def _refuse_to_replace(page: Path) -> None:
+    """Fails, before dbt's run, unless `page` is free or an earlier docs site: `--out .` in a web project would
+    replace its own index.html."""
+    try:
+        with page.open("rb") as handle:
+            start = handle.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        why = explain_oserror(exc) or one_line(exc)
+        raise ModelError(
+            f"cannot write the docs site into {page.parent}: {why} (pass --out with another directory)"
+        ) from exc
+    if start and DOCS_SITE_MARK not in start:
+        raise ModelError(
+            f"{page} exists and is not a dbt docs site, which this would replace: pass --out with another directory"
+        )

@@ -112,3 +112,17 @@ def test_docs_into_a_file_fails_in_one_line_before_dbt_runs(warehouse: Path, tmp
         "choose another path (pass --out with a writable directory)\n"
     )
     assert not (warehouse.parent / ".w_dbt" / "docs_target").exists()  # dbt never ran
+
+
+def test_docs_never_replace_a_page_that_is_not_a_docs_site(warehouse: Path, tmp_path: Path) -> None:
+    """`docs --out .` in a web project replaced its own index.html with dbt's site."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><title>my site</title></html>")
+    result = CliRunner().invoke(app, ["docs", "--duckdb", str(warehouse), "--out", str(site)])
+    assert result.exit_code == 1 and result.output == (
+        f"error: {site / 'index.html'} exists and is not a dbt docs site, which this would replace: pass --out "
+        "with another directory\n"
+    )
+    assert (site / "index.html").read_text() == "<html><title>my site</title></html>"
+    assert not (warehouse.parent / ".w_dbt" / "docs_target").exists()  # dbt never ran
