@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from prefect import flow, get_run_logger
 
 from flows import batches, stages
-from flows.keys import configured_key_refs, parse_key_ref
+from flows.keys import configured_key_refs, one_ref_per_key, parse_key_ref
 from flows.logs import route_library_logs_to_prefect
 from flows.run_lock import exclusive_sync_run
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
@@ -243,6 +243,9 @@ def sync_all(
         pipelines_dir=pipelines_dir,
     )
     settings = settings_for(**given, spool_dir=spool_dir)
+    refs, left_out = one_ref_per_key(refs, settings)
+    for line in left_out:
+        logger.warning("%s", line)
     target = warehouse_target(settings)
     clock = StageClock()
     deployment_name = batches.hand_out_to(batch_deployment)

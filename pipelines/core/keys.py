@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pipelines.core.config import OutreachSettings, resolve_settings
@@ -111,3 +111,25 @@ def resolve_key_ref(ref: str | int, settings: OutreachSettings | None = None) ->
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"secret {parsed.name!r} holds no API key string")
     return value.strip()
+
+
+def one_ref_per_key(refs: Sequence[str | int], settings: OutreachSettings) -> tuple[list[str], list[str]]:
+    """`refs` with each key once, and a line per reference left out: a key listed twice (the same reference, or two
+    config entries or variables holding it) would sync its workspace twice in one run. The keys of ``secret:``
+    references are not read here (a call to the store each): of those, only the same reference twice is found."""
+    seen: dict[str, str] = {}
+    kept: list[str] = []
+    left_out: list[str] = []
+    for ref in refs:
+        parsed = parse_key_ref(ref)
+        try:
+            same = f"ref {parsed}" if parsed.scheme == "secret" else "key " + resolve_key_ref(ref, settings)
+        except ConfigError:  # its own sync says why
+            same = f"ref {parsed}"
+        if same in seen:
+            twice = "is listed twice" if seen[same] == str(parsed) else f"holds the same key as {seen[same]}"
+            left_out.append(f"{parsed} {twice}: its workspace is synced once")
+            continue
+        seen[same] = str(parsed)
+        kept.append(str(ref))
+    return kept, left_out

@@ -117,6 +117,8 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     refs = [_save_secret("flows-test-ws-a", first["key"])]
     monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B", second["key"])
     refs.append("env:OUTREACH_FLOWS_TEST_KEY_B")
+    monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B_AGAIN", second["key"])  # listed twice: synced once
+    refs.append("env:OUTREACH_FLOWS_TEST_KEY_B_AGAIN")
 
     # Record every load's interval; a short sleep inside widens any overlap a broken lock allows.
     intervals: list[tuple[float, float, str]] = []
@@ -201,6 +203,8 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     texts += [log.message for log in gathered["logs"]] + [str(a.data) for a in gathered["artifacts"]]
     assert len(gathered["runs"]) == 3 and len(published) == 3
     assert any("models built" in t for t in texts), "the models logger did not reach the run logs"
+    said = "env:OUTREACH_FLOWS_TEST_KEY_B_AGAIN holds the same key as env:OUTREACH_FLOWS_TEST_KEY_B: its workspace is "
+    assert any(said + "synced once" in t for t in texts), "the key listed twice was not named in the run's log"
     for key in (first["key"], second["key"]):
         assert not [t for t in texts if key in t], "an API key leaked into the run's logs/artifacts/parameters"
 

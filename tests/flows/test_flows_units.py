@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from flows.deployments import build_deployments, deployment_specs, load_entrypoint, load_prefect_yaml
-from flows.keys import configured_key_refs, parse_key_ref, resolve_api_key
+from flows.keys import configured_key_refs, one_ref_per_key, parse_key_ref, resolve_api_key
 from flows.run_lock import SYNC_LIMIT, WRITER_TAG
 from flows.run_report import StageClock, WorkspaceResult, render_run_markdown
 from pipelines.core.errors import (
@@ -274,6 +274,22 @@ def test_config_and_env_references_resolve_without_naming_the_key(monkeypatch: p
     assert resolve_api_key("env:OUTREACH_TEST_KEY") == "env-key-444"
     with pytest.raises(ConfigError, match="OUTREACH_MISSING_KEY is empty or unset"):
         resolve_api_key("env:OUTREACH_MISSING_KEY")
+
+
+def test_a_key_listed_twice_is_synced_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each reference was a subflow of its own: a key listed twice synced its workspace twice in one run."""
+    monkeypatch.setenv("SOURCES__OUTREACH__API_KEYS", "key-aaa-111, key-bbb-222, key-aaa-111")
+    monkeypatch.setenv("OUTREACH_TEST_KEY_B", "key-bbb-222")
+    refs = ["config:0", "config:1", "config:2", "env:OUTREACH_TEST_KEY_B", "secret:acme", "acme", "config:9"]
+    from pipelines.core.config import resolve_settings
+
+    kept, left_out = one_ref_per_key(refs, resolve_settings())
+    assert kept == ["config:0", "config:1", "secret:acme", "config:9"]  # config:9 holds none: its sync says so
+    assert left_out == [
+        "config:2 holds the same key as config:0: its workspace is synced once",
+        "env:OUTREACH_TEST_KEY_B holds the same key as config:1: its workspace is synced once",
+        "secret:acme is listed twice: its workspace is synced once",
+    ]
 
 
 # --- the warehouse writer lock ----------------------------------------------------------------
