@@ -18,11 +18,11 @@ from typing import Any
 
 import duckdb
 
-from pipelines.core.constants import bi_file_problem
+from models.preflight import check_duckdb_path
 from pipelines.core.errors import WarehouseError
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.diagnose import explain
-from pipelines.warehouse.duckdb_file import is_duckdb_file, sql_string
+from pipelines.warehouse.duckdb_file import sql_string
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
             f"alerts run on a DuckDB or PostgreSQL warehouse; {warehouse.label} is neither (see README, Alerts)"
         )
     path = Path(warehouse.duckdb_path)
-    check_duckdb_path(path)
+    check_duckdb_path(path)  # DuckDB would attach a CSV file too, as a table of its rows
     con = duckdb.connect()
     try:
         con.execute("set TimeZone = 'UTC'")
@@ -158,17 +158,6 @@ def connect(warehouse: Warehouse) -> Iterator[Db]:
         yield Db(con, str(path))
     finally:
         con.close()
-
-
-def check_duckdb_path(path: Path) -> None:
-    """What can be told of a DuckDB warehouse without opening it (nor making its lock file)."""
-    if not path.exists():
-        raise WarehouseError(f"no warehouse at {path}: run `outreach sync` and `outreach models` first")
-    if not path.is_file() or not is_duckdb_file(path):  # DuckDB attaches a CSV file too, as a table of its rows
-        raise WarehouseError(f"{path} is not a DuckDB database file: pass --duckdb with the warehouse the sync writes")
-    problem = bi_file_problem(path)
-    if problem:
-        raise WarehouseError(problem)
 
 
 @contextmanager

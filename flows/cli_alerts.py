@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -37,17 +36,6 @@ def _warehouse(duckdb: Path | None, destination: str | None = None) -> Any:
     from pipelines.warehouse.destination import warehouse_target
 
     return warehouse_target(duckdb_path=duckdb, destination=destination)
-
-
-def _writing(target: Warehouse, what: str) -> contextlib.AbstractContextManager[object]:
-    """The writer lock for a command that writes the incidents: it waits for a running sync or build (whose
-    evaluation of the rules would otherwise write over it). A DuckDB path is checked first: no lock file beside
-    a path that holds no warehouse."""
-    from alerts.db import check_duckdb_path
-
-    if target.duckdb_path is not None:
-        check_duckdb_path(Path(target.duckdb_path))
-    return writer_lock(target, what)
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +98,8 @@ def ack(
 
     try:
         target = _warehouse(duckdb, destination)
-        with _writing(target, "alert acknowledgement"), connect(target) as db:
+        # a write waits for a running sync or build, whose evaluation of the rules would write over it
+        with writer_lock(target, "alert acknowledgement"), connect(target) as db:
             row = acknowledge(db, incident_id)
     except OutreachError as exc:
         _fail(str(exc))
@@ -161,7 +150,7 @@ def guard(
             _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
         core = resolve_settings(duckdb_path=duckdb, destination=destination)
         target = warehouse_target(core)
-        with _writing(target, "deliverability guard"), connect(target) as db:
+        with writer_lock(target, "deliverability guard"), connect(target) as db:
             run_guard(db, settings, core, dry_run=dry_run, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))

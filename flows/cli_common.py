@@ -17,11 +17,18 @@ class Destination(StrEnum):
     postgres = "postgres"
 
 
-def writer_lock(target: Warehouse, what: str) -> contextlib.AbstractContextManager[object]:
+def writer_lock(target: Warehouse, what: str, *, missing_ok: bool = False) -> contextlib.AbstractContextManager[object]:
     """The one warehouse lock (`pipelines.warehouse.lock`), exclusive: a command that writes waits for a running
-    sync or build (saying for whom), then sees only what it committed; on PostgreSQL loads hold it shared."""
+    sync or build (saying for whom), then sees only what it committed; on PostgreSQL loads hold it shared.
+
+    A DuckDB path is checked first, so no lock file is made beside a path that holds no warehouse; `missing_ok`: a
+    file not there yet is no error (a first sync, still running, may be making it)."""
+    from models.preflight import check_duckdb_path
     from pipelines.core.config import resolve_settings
     from pipelines.warehouse.lock import warehouse_writer
+
+    if target.duckdb_path is not None and (target.duckdb_path.exists() or not missing_ok):
+        check_duckdb_path(target.duckdb_path)
 
     notify = lambda line: typer.echo(line, err=True)  # noqa: E731
     return warehouse_writer(target, what=what, timeout_s=resolve_settings().lock_timeout_s, notify=notify)

@@ -3,7 +3,6 @@ writer lock (registered on the app in flows/cli.py)."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,17 +23,6 @@ def model_target(duckdb: Path | None, destination: Destination | None) -> Wareho
     if duckdb is not None and destination == Destination.postgres:
         fail("--duckdb and --destination postgres exclude each other: pass one")
     return resolve_target(duckdb, destination.value if destination else None)
-
-
-def build_lock(target: Warehouse) -> contextlib.AbstractContextManager[object]:
-    """The warehouse writer lock for a build, which waits for a running sync and then reads only what it
-    committed."""
-    from models.preflight import check_duckdb_path
-
-    # a file that is no warehouse gets no lock file beside it; a missing one may be a first sync's, still running
-    if target.duckdb_path is not None and target.duckdb_path.exists():
-        check_duckdb_path(target.duckdb_path)
-    return writer_lock(target, "model build")
 
 
 def models(
@@ -73,7 +61,7 @@ def models(
 
         variables = None if dbt_vars is None else parse_dbt_vars(dbt_vars, PROJECT_DIR)
         target = model_target(duckdb, destination)
-        with build_lock(target):
+        with writer_lock(target, "model build", missing_ok=True):
             shown = BuildProgress()
             step = after_build_step(target, shown)  # the alert rules, before the BI file is published
             with ProgressDisplay(shown, enabled=progress):
@@ -103,7 +91,7 @@ def docs(
 
     try:
         target = model_target(duckdb, destination)
-        with build_lock(target):
+        with writer_lock(target, "model build", missing_ok=True):
             site = generate_docs(target, out_dir=out)
     except OutreachError as exc:
         fail(str(exc))

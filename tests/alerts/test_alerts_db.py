@@ -13,8 +13,15 @@ import pytest
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 
-@pytest.mark.parametrize("kind", ["csv", "directory"])
-def test_a_path_that_is_not_a_duckdb_file_is_refused(kind: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("csv", "{path} is not a DuckDB database file: pass the warehouse the sync writes (--duckdb PATH), or move "
+                "this file away and run `outreach sync`"),
+        ("directory", "warehouse {path} is a directory: pass the DuckDB file (--duckdb PATH)"),
+    ],
+)  # fmt: skip
+def test_a_path_that_is_not_a_duckdb_file_is_refused(kind: str, said: str, tmp_path: Path) -> None:
     path = tmp_path / "notes.csv"
     if kind == "csv":
         path.write_text("id,name\n1,hello\n")
@@ -25,9 +32,7 @@ def test_a_path_that_is_not_a_duckdb_file_is_refused(kind: str, tmp_path: Path) 
             [OUTREACH, *args, "--duckdb", str(path)], capture_output=True, text=True, timeout=120, check=False
         )
         assert (done.returncode, done.stdout) == (1, ""), (args, done)
-        assert done.stderr.splitlines() == [
-            f"error: {path} is not a DuckDB database file: pass --duckdb with the warehouse the sync writes"
-        ], args
+        assert done.stderr.splitlines() == ["error: " + said.format(path=path)], args
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
     if kind == "csv":
         assert path.read_text() == "id,name\n1,hello\n"
