@@ -21,12 +21,14 @@ from dashboard.incidents import open_incidents_html
 from dashboard.page import Chart, Scope, render_page
 from dashboard.paths import REPORT_NAME
 from dashboard.workers import Workers
+from pipelines.core.outputs import replaceable
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
 #: pandas and plotly), the time of some 100 scopes (by hand, 2 cores, 2026-11-30: at 503 scopes two workers took
 #: 2.0 to 2.7 s, one process 2.5 to 2.7 s).
 PARALLEL_MIN_SCOPES = 500
 MAX_WORKERS = 4
+HTML_STARTS = (b"<!doctype html", b"<html")  # how a page starts: what `--out` may write over
 SHARES_PER_WORKER = 4
 
 
@@ -196,13 +198,10 @@ def _refuse_to_replace(out: Path) -> None:
     if out.is_dir():
         raise ReportError(f"{out} is a directory: pass --out with the path of an HTML file ({out / REPORT_NAME})")
     try:
-        with out.open("rb") as handle:
-            start = handle.read(64)
-    except FileNotFoundError:
-        return
+        page = replaceable(out, lambda start: start.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith(HTML_STARTS))
     except OSError as exc:
         raise _cannot_write(out, exc) from exc
-    if start and not start.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith((b"<!doctype html", b"<html")):
+    if not page:
         raise ReportError(
             f"{out} exists and is not an HTML page, which a report would replace: pass --out with another path"
         )

@@ -10,6 +10,7 @@ from models.dbt_invoke import invoke
 from models.errors import ModelError
 from models.preflight import check_warehouse
 from models.settings import DEFAULT_DUCKDB_PATH, dbt_state_dir
+from pipelines.core.outputs import replaceable
 from pipelines.core.root_cause import explain_oserror, one_line
 from pipelines.warehouse.destination import Warehouse
 
@@ -54,16 +55,13 @@ def _refuse_to_replace(page: Path) -> None:
     """Fails, before dbt's run, unless `page` is free or an earlier docs site: `--out .` in a web project would
     replace its own index.html."""
     try:
-        with page.open("rb") as handle:
-            start = handle.read(4096)
-    except FileNotFoundError:
-        return
+        site = replaceable(page, lambda start: DOCS_SITE_MARK in start)
     except OSError as exc:
         why = explain_oserror(exc) or one_line(exc)
         raise ModelError(
             f"cannot write the docs site into {page.parent}: {why} (pass --out with another directory)"
         ) from exc
-    if start and DOCS_SITE_MARK not in start:
+    if not site:
         raise ModelError(
             f"{page} exists and is not a dbt docs site, which this would replace: pass --out with another directory"
         )
