@@ -92,7 +92,24 @@ def test_ctrl_c_during_the_sync_stops_the_demo_in_seconds_with_one_line_and_no_p
 
 def test_ctrl_c_while_the_prefect_server_starts_leaves_no_server(tmp_path: Path) -> None:
     """The server was started, not yet answering: it used to be left running, with no one to stop it. The demo
-    stops at once: it used to wait seconds for what it started beside the server."""
+    stops at once: it used to wait seconds for what it started beside the server (the sandbox's start, its data
+    being built, and the imports ahead of the later steps), every time.
+
+    A second try is allowed for the time alone: the demo waits for its killed processes to end, and in a full
+    run of the suite on 2 cores, disks busy with the other tests' builds, one such wait once took 6.7 s. A
+    demo that waits for its sandbox or its imports again is slow in both tries."""
+    times = []
+    for attempt in range(2):
+        cwd = tmp_path / f"try{attempt}"
+        cwd.mkdir()
+        times.append(_interrupt_while_the_server_starts(cwd))
+        if times[-1] < 1.5:
+            break
+    assert min(times) < 1.5, f"the demo took {', '.join(f'{s:.1f}' for s in times)} s to stop"
+
+
+def _interrupt_while_the_server_starts(tmp_path: Path) -> float:
+    """Ctrl-C once the demo's Prefect server process exists; its seconds to stop, once all else is checked."""
     demo = Demo(tmp_path, tmp_path)
 
     def server_started() -> bool:
@@ -106,11 +123,10 @@ def test_ctrl_c_while_the_prefect_server_starts_leaves_no_server(tmp_path: Path)
     assert demo.lines[-1] == (
         "error: demo interrupted by SIGINT during [1/5] sandbox and Prefect API, started side by side: " + STOPPED
     ), demo.text[-3000:]
-    # neither the sandbox's start (its data being built) nor the imports ahead of the later steps are waited for
-    assert seconds < 1.5, f"the demo took {seconds:.1f} s to stop"
     assert "Traceback" not in demo.text, demo.text[-3000:]
     assert _alive(started) == []
     assert not prefect_servers(tmp_path) and not temp_homes(tmp_path)
+    return seconds
 
 
 def test_the_servers_end_with_the_process_that_started_them_even_after_sigkill(tmp_path: Path) -> None:
