@@ -95,9 +95,9 @@ def test_ctrl_c_while_the_prefect_server_starts_leaves_no_server(tmp_path: Path)
     stops at once: it used to wait seconds for what it started beside the server (the sandbox's start, its data
     being built, and the imports ahead of the later steps), every time.
 
-    A second try is allowed for the time alone: the demo waits for its killed processes to end, and in a full
-    run of the suite on 2 cores, disks busy with the other tests' builds, one such wait once took 6.7 s. A
-    demo that waits for its sandbox or its imports again is slow in both tries."""
+    A second try is allowed for the time alone: in a full run of the suite on 2 cores it once took 6.7 s, never
+    in 27 runs under CPU load alone (likely the demo's wait for its killed processes while the other tests'
+    builds keep the disks busy). A demo that waits for its sandbox or its imports again is slow in both tries."""
     times = []
     for attempt in range(2):
         cwd = tmp_path / f"try{attempt}"
