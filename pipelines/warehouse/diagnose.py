@@ -27,12 +27,7 @@ from pipelines.core.errors import OutreachError, WarehouseError, WarehousePathEr
 from pipelines.core.root_cause import chain as chain
 from pipelines.core.root_cause import explain_oserror, explain_sqlstate, one_line
 from pipelines.core.root_cause import root_cause as root_cause
-from pipelines.warehouse.duckdb_file import (
-    DUCKDB_MAGIC,
-    HEADERS_SIZE,
-    lock_holder,
-    sql_string,
-)
+from pipelines.warehouse.duckdb_file import HEADERS_SIZE, is_duckdb_file, lock_holder, sql_string
 from pipelines.warehouse.storage_convert import convert_storage, storage_note
 
 log = logging.getLogger(__name__)
@@ -239,13 +234,12 @@ def _unwritable(where: Path, path: Path, exc: OSError) -> str:
 
 
 def _file_problem(path: Path) -> str | None:
+    """After `_probe_directory` opened the file for writing: its header and size."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(20)
         size = path.stat().st_size
     except OSError as exc:
         return _unwritable(path, path, exc)
-    if len(head) < 12 or head[8:12] != DUCKDB_MAGIC:
+    if not is_duckdb_file(path):
         return (
             f"warehouse {path} is not a valid DuckDB database file (its header has no DuckDB signature): "
             "move it away (a new warehouse is created) or point --duckdb at the right file"
