@@ -65,8 +65,17 @@ class Demo:
         return "\n".join(self.lines)
 
 
+def _command_line(process: psutil.Process) -> str | None:
+    """The process's command line, or None once it has exited: a child can exit between its listing and this read
+    (the demo's short-lived helpers do, and a read of the gone process raised NoSuchProcess in a CI run)."""
+    try:
+        return None if process.status() == psutil.STATUS_ZOMBIE else " ".join(process.cmdline())
+    except psutil.NoSuchProcess:
+        return None
+
+
 def _alive(processes: list[psutil.Process]) -> list[str]:
-    return [" ".join(p.cmdline())[:120] for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    return [line[:120] for line in map(_command_line, processes) if line is not None]
 
 
 def test_ctrl_c_during_the_sync_stops_the_demo_in_seconds_with_one_line_and_no_process_left(tmp_path: Path) -> None:
@@ -76,7 +85,7 @@ def test_ctrl_c_during_the_sync_stops_the_demo_in_seconds_with_one_line_and_no_p
     demo = Demo(tmp_path, tmp_path)
     demo.wait_until(lambda: any("Beginning subflow run 'sync-full" in line for line in demo.lines), "sync")
     started = demo.children()
-    assert len(started) >= 2, [p.cmdline() for p in started]  # the sandbox and the Prefect server
+    assert len(started) >= 2, _alive(started)  # the sandbox and the Prefect server
     seconds = demo.ctrl_c()
 
     assert demo.proc.returncode == 130, demo.text[-3000:]
@@ -113,7 +122,7 @@ def _interrupt_while_the_server_starts(tmp_path: Path) -> float:
     demo = Demo(tmp_path, tmp_path)
 
     def server_started() -> bool:
-        return any("flows.prefect_server" in " ".join(p.cmdline()) for p in demo.children())
+        return any("flows.prefect_server" in (_command_line(p) or "") for p in demo.children())
 
     demo.wait_until(server_started, "Prefect server process")
     started = demo.children()
