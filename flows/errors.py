@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -82,14 +84,36 @@ class OneLineErrors(TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them
             raise
+        except BrokenPipeError as exc:
+            # the reader of our output left (`outreach ... | head`): click's own handling ends the command quietly
+            # (exit 1), as it does for a pipe closed outside a command; a pipe of another kind (a socket) is a
+            # failure to explain
+            if _stdout_reader_gone():
+                raise
+            _explain_and_exit(exc)
         except KeyboardInterrupt:  # typer would exit 130 without a word (sync, models and demo say more themselves)
             log.debug("interrupted", exc_info=True)
             command = " ".join(filter(None, [ctx.info_name, ctx.invoked_subcommand]))
             typer.echo(f"error: {command} interrupted by SIGINT before it finished; run it again", err=True)
             raise typer.Exit(130) from None
-        except Exception as exc:  # the last line of defence: no traceback reaches a user
-            from pipelines.warehouse.diagnose import explain
+        except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback reaches a user
+            _explain_and_exit(exc)
 
-            log.debug("failed", exc_info=exc)
-            typer.echo(f"error: {explain(exc)}", err=True)
-            raise typer.Exit(1) from None
+
+def _explain_and_exit(exc: BaseException) -> NoReturn:
+    """`exc` in one line (`pipelines.warehouse.diagnose.explain`); its traceback goes to the debug log only."""
+    from pipelines.warehouse.diagnose import explain
+
+    log.debug("failed", exc_info=exc)
+    typer.echo(f"error: {explain(exc)}", err=True)
+    raise typer.Exit(1) from None
+
+
+def _stdout_reader_gone() -> bool:
+    """Standard output is a pipe whose reading end is closed: Linux polls such a pipe as POLLERR."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLERR)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError):  # no file descriptor (captured output) or one that cannot be polled
+        return False
