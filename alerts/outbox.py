@@ -171,6 +171,9 @@ def status(row: dict[str, Any]) -> str:
     resolved = row["state"] == RESOLVED
     stamp = row.get("notified_resolved_at") if resolved else row.get("notified_open_at")
     if stamp is not None and (not resolved or row.get("notified_open_at") is not None):
+        outcome = row.get("notified_resolve") if resolved else row.get("notified_open")
+        if outcome == notify.outcome([]):  # settled with no target set (`_delivered_nowhere`): nobody was told
+            return "notified: no (no targets were set: [alerts] targets; one set later is not sent this)"
         return "notified: yes"
     attempts = int(row.get("notify_attempts") or 0)
     if not attempts:

@@ -194,3 +194,18 @@ def test_a_table_an_older_release_wrote_gains_the_outbox_and_only_what_it_never_
         assert {c for c in rows["told"] if c.startswith("notif")} >= {"notified_open_at", "notify_error"}
         assert [r["incident_id"] for r in owed(db)] == ["lost"]
     assert status(rows["told"]) == "notified: yes" and status(rows["lost"]) == "notified: no (not tried yet)"
+
+
+def test_an_incident_settled_with_no_target_says_nobody_was_notified(world: World) -> None:
+    """With no target set, the notification is settled (a target set later replays nothing), but nobody was told:
+    `outreach alerts` said `notified: yes` (and --json `"notified": "yes"`)."""
+    first = world.run()
+    assert len(first.opened) == 1 and first.owed == 0
+    assert world.row()["notified_open"] == "no targets"
+    said = "no (no targets were set: [alerts] targets; one set later is not sent this)"
+    assert world.listed().endswith(f"notified: {said}")
+    listed = json.loads(CliRunner().invoke(app, ["alerts", "--json", *world.option]).output)
+    assert [i["notified"] for i in listed] == [said]
+    with sink() as hook:  # a target set later: the settled notification is not sent, the line says so still
+        assert world.run(hook).notified == 0 and hook.received == []
+    assert world.listed().endswith(f"notified: {said}")
