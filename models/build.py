@@ -101,8 +101,11 @@ def build(
         )
         report.freshness, report.every_row = freshness, why_every_row
         if not report.passed:
-            failed_models = [m for m in report.models if m.failed and m.status != "skipped"]
-            raise (ModelBuildError if report.error or failed_models else DataTestFailure)(report)
+            # a model or a hook (the swap) that failed is a failed build; only tests failing is a data test failure
+            failed_nodes = [
+                r for r in report.results if r.failed and r.status != "skipped" and r.resource_type != "test"
+            ]
+            raise (ModelBuildError if report.error or failed_nodes else DataTestFailure)(report)
         stage = "built"
         _check_interrupted(stage)
         if before_publish is not None:

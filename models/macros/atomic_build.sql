@@ -119,7 +119,13 @@
     {%- for node in graph.nodes.values() -%}
         {%- if node.resource_type == 'model' -%}{%- do model_names.append(node.name | lower) -%}{%- endif -%}
     {%- endfor -%}
-    {%- set statements = ['begin'] -%}
+    {%- set replaced = [] -%}
+    {%- for name in built.keys() | sort -%}
+        {%- if name in existing -%}{%- do replaced.append(existing[name]) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set own_names = built.keys() | list + built.values() | map(attribute='alias') | map('lower') | list -%}
+    {#- PostgreSQL: views that read what the swap drops are made again after it (macros/kept_views.sql) -#}
+    {%- set statements = ['begin'] + save_dependent_views_sql(replaced, own_names) -%}
     {%- for name, node in built.items() | sort -%}
         {%- if name in existing -%}{%- do statements.append(drop_relation_sql(existing[name])) -%}{%- endif -%}
         {%- set next_relation = existing.get(node.alias | lower) -%}
@@ -142,6 +148,7 @@
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
+    {%- do statements.extend(restore_dependent_views_sql(replaced)) -%}
     {%- do statements.extend(_record_made(made)) -%}
     {%- do statements.extend(publish_incremental_state()) -%}
     {%- do statements.append('commit') -%}

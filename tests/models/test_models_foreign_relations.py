@@ -1,6 +1,9 @@
 """Relations in `reporting` that no build made: an analyst's own table or view stays across builds. The swap dropped
 every relation no model builds (meant for a removed model's table), so a build deleted them, rows and all; now it
-drops only what an earlier build made (the record `reporting_inputs.built_relations`). On DuckDB and PostgreSQL."""
+drops only what an earlier build made (the record `reporting_inputs.built_relations`). On DuckDB and PostgreSQL.
+
+On PostgreSQL, views that read a mart (in any schema, and the views over them) are made again over the new tables
+with their grants and comment: the swap's `drop ... cascade` of the mart's old table dropped them at every build."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import pytest
 from devtools.pg_copy import copy_raw_tables
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
+from models.errors import ModelBuildError
 from pipelines.warehouse.destination import Warehouse
 from tests.duckdb_sql import run_pg_sql, run_sql
 
@@ -20,7 +24,6 @@ pytestmark = pytest.mark.timeout(600)
 
 ANALYSTS = [
     "create table reporting.my_notes as select 42 as answer",
-    # of the analyst's own table: on PostgreSQL a view of a mart goes with the mart's old table (models/README.md)
     "create view reporting.my_view as select answer * 2 as doubled from reporting.my_notes",
 ]
 #: a table a build made, of a model since removed: its name in the record, as the build that made it left it
@@ -52,9 +55,50 @@ def test_an_analysts_relations_stay_and_a_removed_models_table_goes_on_duckdb(tm
     _scenario(lambda sql: run_sql(path, sql), path)
 
 
-def test_the_same_on_postgres(
+def test_the_same_on_postgres_where_the_views_that_read_a_mart_are_made_again(
     tmp_path: Path, pg_dsn: str, pg_credentials: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     copy_raw_tables(make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000), pg_dsn)
     monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_credentials)
-    _scenario(lambda sql: run_pg_sql(pg_dsn, sql), Warehouse("postgres", None))
+    warehouse = Warehouse("postgres", None)
+
+    def run(sql: str) -> list[tuple[Any, ...]]:
+        return run_pg_sql(pg_dsn, sql)
+
+    _scenario(run, warehouse)
+    for statement in VIEWS_OF_MARTS:
+        run(statement)
+    assert build(warehouse, publish=False).passed
+    assert run(f"select count(*) from ({MART_NAMES}) as mart") == run("select count(*) from analytics.names")
+    assert run("select n from analytics.name_count") == run("select count(*) from reporting.campaign_performance")
+    assert run("select doubled from reporting.mart_view") == run("select count(*) * 2 from reporting.lead_engagement")
+    assert run(
+        "select grantee, privilege_type from information_schema.role_table_grants where table_schema = 'analytics' "
+        "and table_name = 'names' and grantee = 'outreach_bi_reader'"
+    ) == [("outreach_bi_reader", "SELECT")]
+    assert run("select obj_description('analytics.names'::regclass, 'pg_class')") == [("campaign names",)]
+
+    # a view that reads a column the new tables do not have: the build fails naming it, and nothing changes
+    run("alter table reporting.campaign_performance rename column campaign_name to old_name")
+    with pytest.raises(ModelBuildError) as failed:
+        build(warehouse, publish=False)
+    assert "the view analytics.names reads what this build of the models no longer has" in str(failed.value)
+    assert run("select count(*) from analytics.name_count") == [(1,)]
+    assert run(
+        "select count(*) from information_schema.columns where table_schema = 'reporting' "
+        "and table_name = 'campaign_performance' and column_name = 'old_name'"
+    ) == [(1,)]
+
+
+MART_NAMES = "select campaign_id, campaign_name from reporting.campaign_performance"
+#: an analyst's views of marts: in a schema of their own (with a grant and a comment), over another view of theirs,
+#: and in `reporting` itself
+VIEWS_OF_MARTS = [
+    "create schema analytics",
+    f"create view analytics.names as {MART_NAMES}",
+    "create view analytics.name_count as select count(*) as n from analytics.names",
+    "do $$ begin create role outreach_bi_reader; exception when duplicate_object then null; end $$",
+    "grant select on analytics.names to outreach_bi_reader",
+    "comment on view analytics.names is 'campaign names'",
+    "create view reporting.mart_view as select count(*) * 2 as doubled from reporting.lead_engagement",
+]
