@@ -124,8 +124,9 @@
         {%- if name in existing -%}{%- do replaced.append(existing[name]) -%}{%- endif -%}
     {%- endfor -%}
     {%- set own_names = built.keys() | list + built.values() | map(attribute='alias') | map('lower') | list -%}
-    {#- PostgreSQL: views that read what the swap drops are made again after it (macros/kept_views.sql) -#}
-    {%- set statements = ['begin'] + save_dependent_views_sql(replaced, own_names) -%}
+    {#- PostgreSQL: the grants on what the swap drops, and the views that read it, are made again after it
+        (macros/swap_additions.sql) -#}
+    {%- set statements = ['begin'] + save_additions_sql(replaced, own_names) -%}
     {%- for name, node in built.items() | sort -%}
         {%- if name in existing -%}{%- do statements.append(drop_relation_sql(existing[name])) -%}{%- endif -%}
         {%- set next_relation = existing.get(node.alias | lower) -%}
@@ -148,7 +149,7 @@
             {%- endif -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- do statements.extend(restore_dependent_views_sql(replaced)) -%}
+    {%- do statements.extend(restore_additions_sql(replaced)) -%}
     {%- do statements.extend(_record_made(made)) -%}
     {%- do statements.extend(publish_incremental_state()) -%}
     {%- do statements.append('commit') -%}

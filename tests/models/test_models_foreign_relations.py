@@ -3,7 +3,8 @@ every relation no model builds (meant for a removed model's table), so a build d
 drops only what an earlier build made (the record `reporting_inputs.built_relations`). On DuckDB and PostgreSQL.
 
 On PostgreSQL, views that read a mart (in any schema, and the views over them) are made again over the new tables
-with their grants and comment: the swap's `drop ... cascade` of the mart's old table dropped them at every build."""
+with their grants and comment, and the grants on a mart are kept: the swap's `drop ... cascade` of the mart's old
+table dropped those views at every build, and its new table had none of the old one's grants."""
 
 from __future__ import annotations
 
@@ -73,10 +74,16 @@ def test_the_same_on_postgres_where_the_views_that_read_a_mart_are_made_again(
     assert run("select n from analytics.name_count") == run("select count(*) from reporting.campaign_performance")
     assert run("select doubled from reporting.mart_view") == run("select count(*) * 2 from reporting.lead_engagement")
     assert run(
-        "select grantee, privilege_type from information_schema.role_table_grants where table_schema = 'analytics' "
-        "and table_name = 'names' and grantee = 'outreach_bi_reader'"
-    ) == [("outreach_bi_reader", "SELECT")]
+        "select grantee, table_schema || '.' || table_name from information_schema.role_table_grants "
+        "where grantee in ('outreach_bi_reader', 'outreach_analyst') and privilege_type = 'SELECT' order by 1, 2"
+    ) == [
+        ("outreach_analyst", "analytics.name_count"),  # its owner's
+        ("outreach_analyst", "analytics.names"),
+        ("outreach_bi_reader", "analytics.names"),
+        ("outreach_bi_reader", "reporting.campaign_performance"),
+    ]
     assert run("select obj_description('analytics.names'::regclass, 'pg_class')") == [("campaign names",)]
+    assert run("select viewowner from pg_views where viewname = 'name_count'") == [("outreach_analyst",)]
 
     # a view that reads a column the new tables do not have: the build fails naming it, and nothing changes
     run("alter table reporting.campaign_performance rename column campaign_name to old_name")
@@ -99,6 +106,11 @@ VIEWS_OF_MARTS = [
     "create view analytics.name_count as select count(*) as n from analytics.names",
     "do $$ begin create role outreach_bi_reader; exception when duplicate_object then null; end $$",
     "grant select on analytics.names to outreach_bi_reader",
+    "grant select on reporting.campaign_performance to outreach_bi_reader",
     "comment on view analytics.names is 'campaign names'",
+    "do $$ begin create role outreach_analyst; exception when duplicate_object then null; end $$",
+    "grant usage on schema analytics to outreach_analyst",
+    "grant select on analytics.names to outreach_analyst",
+    "alter view analytics.name_count owner to outreach_analyst",
     "create view reporting.mart_view as select count(*) * 2 as doubled from reporting.lead_engagement",
 ]
