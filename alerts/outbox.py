@@ -43,6 +43,7 @@ class Delivered:
 
     sent: list[tuple[str, str]] = field(default_factory=list)  # (kind, incident_id) delivered everywhere
     owed: int = 0  # notifications still owed after the pass
+    untold: int = 0  # notifications settled with no target set: nobody was told
 
 
 def targets(settings: AlertSettings) -> list[Target]:
@@ -77,7 +78,7 @@ def deliver(db: Db, settings: AlertSettings) -> Delivered:
     result = Delivered()
     all_targets = targets(settings)
     if not all_targets:
-        result.sent = _delivered_nowhere(db)
+        result.untold = _delivered_nowhere(db)
         return result
     broken: dict[str, str] = {}
     for row in owed(db):
@@ -89,10 +90,10 @@ def deliver(db: Db, settings: AlertSettings) -> Delivered:
     return result
 
 
-def _delivered_nowhere(db: Db) -> list[tuple[str, str]]:
-    """With no target, every owed notification counts as delivered (a target added later replays nothing): two
-    statements, not one per incident (an agency's first evaluation opens thousands)."""
-    sent = [(kind, row["incident_id"]) for row in owed(db) for kind in _kinds(row)]
+def _delivered_nowhere(db: Db) -> int:
+    """With no target, every owed notification is settled (a target added later replays nothing), and counted:
+    two statements, not one per incident (an agency's first evaluation opens thousands)."""
+    untold = sum(len(_kinds(row)) for row in owed(db))
     now, outcome = datetime.now(UTC), notify.outcome([])
     with db.transaction():
         for stamp, column, owes in (("notified_open_at", "notified_open", OWES_OPEN),
@@ -101,7 +102,7 @@ def _delivered_nowhere(db: Db) -> list[tuple[str, str]]:
                 f"update {TABLE} set {stamp} = ?, {column} = ?, notify_error = null, notify_done = null where {owes}",
                 [now, outcome],
             )
-    return sent
+    return untold
 
 
 def _kinds(row: dict[str, Any]) -> list[str]:

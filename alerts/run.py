@@ -36,6 +36,7 @@ class AlertRun:
     events_loaded: int = 0  # webhook events loaded just before (the speed-to-lead loop)
     notified: int = 0  # notifications delivered to every target (owed ones from earlier runs included)
     owed: int = 0  # notifications still owed: a target failed, the next evaluation retries them
+    untold: int = 0  # notifications settled with no target set: nobody was told
 
     def summary(self) -> str:
         text = (
@@ -44,6 +45,8 @@ class AlertRun:
         )
         if self.owed:
             text += f"; {self.owed} notification(s) owed (`outreach alerts` says why; the next run retries)"
+        if self.untold:
+            text += f"; {self.untold} notification(s) sent nowhere: no targets are set ([alerts] targets)"
         return text + (f"; rules that failed: {'; '.join(self.errors)}" if self.errors else "")
 
 
@@ -82,7 +85,7 @@ def evaluate(
             (run.opened if transition.kind == "opened" else run.resolved).append(transition.incident)
         # saved first, sent after: what a crash or a refusing target leaves owed goes out on the next run
         delivered = outbox.deliver(db, cfg)
-        run.notified, run.owed = len(delivered.sent), delivered.owed
+        run.notified, run.owed, run.untold = len(delivered.sent), delivered.owed, delivered.untold
         if guard_run and cfg.auto_pause and (only is None or "mailbox_bounce_rate" in only):
             from pipelines.core.config import resolve_settings
 

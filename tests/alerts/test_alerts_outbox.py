@@ -200,7 +200,8 @@ def test_an_incident_settled_with_no_target_says_nobody_was_notified(world: Worl
     """With no target set, the notification is settled (a target set later replays nothing), but nobody was told:
     `outreach alerts` said `notified: yes` (and --json `"notified": "yes"`)."""
     first = world.run()
-    assert len(first.opened) == 1 and first.owed == 0
+    assert len(first.opened) == 1 and (first.notified, first.owed, first.untold) == (0, 0, 1)
+    assert first.summary().endswith("; 1 notification(s) sent nowhere: no targets are set ([alerts] targets)")
     assert world.row()["notified_open"] == "no targets"
     said = "no (no targets were set: [alerts] targets; one set later is not sent this)"
     assert world.listed().endswith(f"notified: {said}")
