@@ -62,8 +62,7 @@ def invoke(
     nobody reads cost half a second of CPU per command. The docs site is made from them, so it writes them.
     `watch`: also called with each of dbt's events, from dbt's threads (models.progress.BuildProgress).
     """
-    from dbt.cli.main import dbtRunner
-
+    dbt_runner = _dbt_runner()
     state = dbt_state_dir(target)
     args = [
         *command,
@@ -91,7 +90,7 @@ def invoke(
     with _RUN_LOCK, _environment(dbt_env(target)):
         state.mkdir(parents=True, exist_ok=True)
         try:
-            result = dbtRunner(manifest=manifest, callbacks=[on_event, *([watch] if watch else [])]).invoke(args)
+            result = dbt_runner(manifest=manifest, callbacks=[on_event, *([watch] if watch else [])]).invoke(args)
         finally:
             if target.destination == "duckdb":
                 from models.duckdb_release import release_duckdb
@@ -123,3 +122,16 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = old
+
+
+def _dbt_runner() -> Any:
+    """dbt's `dbtRunner`. Importing dbt imports its telemetry client (snowplow_tracker), whose modules call
+    `logging.basicConfig()`: a handler on the root logger, so that every later warning of any module reached the
+    user's terminal as `WARNING:<logger>:<message>`, beside the line the command says itself. The root logger
+    keeps the handlers it had."""
+    before = list(logging.root.handlers)
+    from dbt.cli.main import dbtRunner
+
+    for handler in [h for h in logging.root.handlers if h not in before]:
+        logging.root.removeHandler(handler)
+    return dbtRunner

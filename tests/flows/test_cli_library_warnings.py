@@ -44,3 +44,24 @@ def test_commands_print_no_library_warning(make_sandbox: Any, tmp_path: Path) ->
         assert done.returncode == 0, (name, done.stderr[-2000:])
         assert _library_warnings(done.stdout + done.stderr) == [], (name, done.stderr[-2000:])
     assert not (tmp_path / "no-such-dir").exists()
+
+
+def test_a_warning_is_said_once_in_the_commands_words_after_dbt_is_imported(tmp_path: Path) -> None:
+    """Importing dbt imports its telemetry client, which calls `logging.basicConfig()`: every warning logged after
+    it reached the terminal as `WARNING:<logger>:<message>`. `outreach models` with an alert setting out of range
+    said its line twice, once so."""
+    from devtools.synthetic import make_raw_warehouse
+
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__OUTREACH__", "ALERTS__"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "models", "--duckdb", str(path), "--no-progress"],
+        env={**env, "ALERTS__MAILBOX_BOUNCE_RATE": "-1"}, capture_output=True, text=True, cwd=tmp_path, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [line for line in done.stderr.splitlines() if "mailbox_bounce_rate" in line]
+    assert said == [
+        "alerts: not evaluated: alerts.mailbox_bounce_rate must be a fraction above 0 and at most 1 (0.02 is 2%), "
+        "got -1.0"
+    ], done.stderr
+    assert not [line for line in done.stderr.splitlines() if line.startswith(("WARNING:", "INFO:", "ERROR:"))]
