@@ -23,6 +23,7 @@ from alerts.mailbox_rules import (
     warmup_health_low,
 )
 from alerts.settings import AlertSettings
+from pipelines.core.errors import WarehouseError
 
 __all__ = ["REGISTRY", "RULES", "Finding", "service_now"]
 
@@ -77,6 +78,8 @@ def positive_reply_waiting(db: Db, s: AlertSettings, now: datetime) -> list[Find
     the staging views only see once a build has) unread the threshold's hours after it arrived, from the synced
     replies and the `lead.replied` webhook events alike; the subject is the lead in its campaign, and a reply
     read in the service (seen by a sync) ends it."""
+    if not db.has("reporting", "stg_replies"):  # the speed-to-lead check runs without a build of its own
+        raise WarehouseError("no reporting.stg_replies here yet: build the models first (`outreach models`)")
     events = (
         """
         union all

@@ -77,7 +77,8 @@ def evaluate(
                 findings.extend(rules.REGISTRY[name](db, cfg, run.now))
             except Exception as exc:  # noqa: BLE001 - a broken rule leaves its incidents as they are, said in one line
                 run.errors.append(f"{name}: {explain(exc)}")
-                log.warning("alerts: rule %s could not run: %s", name, explain(exc))
+                if echo is None:  # a caller that shows lines shows the summary, which names it
+                    log.warning("alerts: rule %s could not run: %s", name, explain(exc))
                 continue
             run.evaluated.append(name)
         run.findings = len(findings)

@@ -176,6 +176,8 @@ def replies(
         _fail(str(exc))
         return
     typer.echo(f"{run.events_loaded} event(s) loaded; {run.summary()}")
+    if run.errors:  # the one rule this command runs did not run: a scheduler must see it fail
+        raise typer.Exit(1)
 
 
 def after_build_step(target: Warehouse, progress: BuildProgress) -> Callable[[], None]:

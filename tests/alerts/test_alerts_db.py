@@ -113,3 +113,21 @@ def test_an_acknowledgement_waits_for_a_running_sync(tmp_path: Path) -> None:
     assert done.returncode == 1 and len(lines) == 2, done
     assert lines[0].startswith("waiting for the sync started at ") and time.monotonic() - started >= 3.0
     assert lines[1] == "error: no incident nope: `outreach alerts --all` lists them"
+
+
+def test_the_speed_to_lead_check_before_a_build_fails_saying_to_build_and_says_it_once(tmp_path: Path) -> None:
+    """Its one rule could not run (no reporting tables yet): it said so in DuckDB's words ("CatalogException: ...
+    stg_replies does not exist"), a second time as a log line, and exited 0, so a scheduler saw nothing wrong."""
+    from devtools.synthetic import make_raw_warehouse
+
+    warehouse = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    (tmp_path / "spool").mkdir()
+    done = subprocess.run(
+        [OUTREACH, "alerts", "replies", "--spool", str(tmp_path / "spool"), "--duckdb", str(warehouse)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (1, ""), done
+    assert done.stdout.splitlines() == [
+        "0 event(s) loaded; alerts: 0 opened, 0 resolved, 0 in breach (0 rules); rules that failed: "
+        "positive_reply_waiting: no reporting.stg_replies here yet: build the models first (`outreach models`)"
+    ]
