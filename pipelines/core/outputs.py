@@ -3,14 +3,19 @@ one such a command wrote, so a mistaken output path never replaces the warehouse
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 
 def replaceable(path: Path, ours: Callable[[bytes], bool], head: int = 4096) -> bool:
-    """Whether `path` may be written over: it is not there, it is empty, or its first `head` bytes pass `ours`.
-    OSError when it cannot be read."""
+    """Whether `path` may be written over: it is not there, or it is a regular file that is empty or whose first
+    `head` bytes pass `ours`. Never what is not a regular file, unread: a named pipe (`/dev/stdout` in a pipeline)
+    blocked the read for ever, and the atomic write that follows renames its file over the path, which replaced
+    `/dev/null` itself with the page. OSError when it cannot be read."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
         with path.open("rb") as handle:
             start = handle.read(head)
     except FileNotFoundError:

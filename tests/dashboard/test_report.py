@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -507,6 +508,17 @@ def test_a_file_that_is_not_a_page_is_never_replaced(bi: Path, tmp_path: Path) -
         f"{tmp_path} is a directory: pass --out with the path of an HTML file ({tmp_path / 'report.html'})"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "w.duckdb"]  # no temporary file left
+
+    # what is not a regular file is refused unread: a named pipe (as `/dev/stdout` is in a pipeline) blocked the
+    # check for ever, and a device (`--out /dev/null`) was replaced by the page, the system's /dev/null with it
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    done = _cli("--duckdb", str(warehouse), "--out", str(fifo), cwd=tmp_path)
+    assert (done.returncode, done.stderr.splitlines()) == (
+        1, [f"error: {fifo} exists and is not an HTML page, which a report would replace: pass --out with another path"]
+    )  # fmt: skip
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    fifo.unlink()
 
     # an earlier report, and an empty file, are replaced
     page = write_report(bi, tmp_path / "r.html")
