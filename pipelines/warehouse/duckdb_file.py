@@ -9,6 +9,7 @@ import errno
 import fcntl
 import glob
 import os
+import stat
 import struct
 import sys
 import threading
@@ -37,8 +38,23 @@ class LockHolder:
         return f"{who} ({'a read-only reader' if self.kind == 'read' else 'a writer'})"
 
 
+def special_file_problem(path: Path) -> str | None:
+    """One line when `path` is there but neither a regular file nor a directory: opened to read its header, a named
+    pipe blocks for ever, and a device (`/dev/null`) is no warehouse to move away."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    return f"warehouse {path} is {kind}, not a file: point --duckdb at the warehouse's DuckDB file"
+
+
 def is_duckdb_file(path: Path) -> bool:
     """Whether the file starts with DuckDB's main header (a truncated file may still pass: DuckDB says then)."""
+    if special_file_problem(path):
+        return False
     try:
         with open(path, "rb") as handle:
             return handle.read(12)[8:12] == DUCKDB_MAGIC
@@ -48,6 +64,8 @@ def is_duckdb_file(path: Path) -> bool:
 
 def storage_number(path: Path) -> int | None:
     """The storage version number in a DuckDB file's main header, or None (no file, or not DuckDB)."""
+    if special_file_problem(path):
+        return None
     try:
         with open(path, "rb") as handle:
             head = handle.read(20)
