@@ -5,18 +5,14 @@ refuses it in one line naming the warehouse, before any API request."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import duckdb
 from test_sync_support import admin_keys
+from warehouse_refusal import assert_every_command_refuses
 
 from pipelines.core.constants import bi_file_problem
-
-OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 
 def _database(path: Path) -> bytes:
@@ -31,27 +27,8 @@ def test_every_command_refuses_the_bi_file_of_a_warehouse(make_sandbox: Any, tmp
     _database(warehouse)
     before = _database(bi)
     said = f"{bi} is the BI file of the warehouse {warehouse}, a copy each build replaces: pass --duckdb {warehouse}"
-    api = ["--base-url", sandbox.base_url, "--api-key", admin_keys(sandbox)[0]]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
     sandbox.reset_metrics()
-    for command in (
-        ["sync", "--no-progress", *api],
-        ["models", "--no-progress"],
-        ["docs"],
-        ["status"],
-        ["alerts"],
-        ["alerts", "ack", "some-incident"],
-    ):
-        done = subprocess.run(
-            [OUTREACH, *command, "--duckdb", str(bi)], capture_output=True, text=True, timeout=180, env=env,
-            check=False,
-        )  # fmt: skip
-        assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {said}\n"), command
-    checked = subprocess.run(
-        [OUTREACH, "check", "--duckdb", str(bi), *api], capture_output=True, text=True, timeout=180, env=env,
-        check=False,
-    )  # fmt: skip
-    assert checked.returncode == 1 and f"  problem: {said}" in checked.stdout.splitlines(), checked.stdout
+    assert_every_command_refuses(bi, said, ["--base-url", sandbox.base_url, "--api-key", admin_keys(sandbox)[0]])
     assert sandbox.metrics()["requests"] <= 2  # `check` asks for the key alone (GET /account, POST /hooks)
     assert bi.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.duckdb", "w_bi.duckdb"]

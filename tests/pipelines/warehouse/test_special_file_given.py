@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
+
+from warehouse_refusal import assert_every_command_refuses
 
 from pipelines.warehouse.duckdb_file import is_duckdb_file, special_file_problem
 
-OUTREACH = str(Path(sys.executable).with_name("outreach"))
 #: refused before the first request: nothing listens there
 API = ["--base-url", "http://127.0.0.1:9/api/v1", "--api-key", "sk_not_used"]
 
@@ -21,25 +20,7 @@ def test_every_command_refuses_a_named_pipe_at_once(tmp_path: Path) -> None:
     pipe = tmp_path / "w.duckdb"
     os.mkfifo(pipe)
     said = f"warehouse {pipe} is a named pipe, not a file: point --duckdb at the warehouse's DuckDB file"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOURCES__OUTREACH__")}
-    for command in (
-        ["sync", "--no-progress", *API],
-        ["models", "--no-progress"],
-        ["docs"],
-        ["status"],
-        ["alerts"],
-        ["alerts", "ack", "some-incident"],
-    ):
-        done = subprocess.run(
-            [OUTREACH, *command, "--duckdb", str(pipe)], capture_output=True, text=True, timeout=60, env=env,
-            check=False,
-        )  # fmt: skip
-        assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {said}\n"), command
-    checked = subprocess.run(
-        [OUTREACH, "check", "--duckdb", str(pipe), *API], capture_output=True, text=True, timeout=60, env=env,
-        check=False,
-    )  # fmt: skip
-    assert checked.returncode == 1 and f"  problem: {said}" in checked.stdout.splitlines(), checked.stdout
+    assert_every_command_refuses(pipe, said, API)
     assert stat.S_ISFIFO(pipe.stat().st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["w.duckdb"]
 
 
