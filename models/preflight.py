@@ -8,10 +8,9 @@ import duckdb
 
 from models.errors import WarehouseError
 from models.settings import PostgresTarget, postgres_target
-from pipelines.core.constants import bi_file_problem
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
-from pipelines.warehouse.duckdb_file import is_duckdb_file, special_file_problem, sql_string
+from pipelines.warehouse.duckdb_file import given_path_problem, is_duckdb_file, sql_string
 
 RAW = "outreach"
 
@@ -30,7 +29,7 @@ def check_duckdb_path(path: Path) -> None:
         raise WarehouseError(f"warehouse {path} does not exist: run `outreach sync` first (or pass --duckdb PATH)")
     if path.is_dir():
         raise WarehouseError(f"warehouse {path} is a directory: pass the DuckDB file (--duckdb PATH)")
-    problem = bi_file_problem(path) or special_file_problem(path)
+    problem = given_path_problem(path)
     if problem:
         raise WarehouseError(problem)
     if not is_duckdb_file(path):

@@ -17,11 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines.core.constants import bi_file_problem
 from pipelines.core.errors import WarehouseError
 from pipelines.source.state import STATE_TABLE
 from pipelines.warehouse.destination import Warehouse
-from pipelines.warehouse.duckdb_file import special_file_problem, sql_string
+from pipelines.warehouse.duckdb_file import given_path_problem, sql_string
 from pipelines.warehouse.lock import current_holder
 from pipelines.warehouse.runs import RUNS_TABLE
 
@@ -68,7 +67,7 @@ class WarehouseStatus:
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
     """The status of every workspace the warehouse has run records or state for."""
     path = warehouse.duckdb_path
-    problem = (bi_file_problem(path) or special_file_problem(path)) if path is not None else None
+    problem = given_path_problem(path) if path is not None else None
     if problem:
         raise WarehouseError(problem)
     if warehouse.duckdb_path is not None and not warehouse.duckdb_path.exists():

@@ -22,12 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION, bi_file_problem
+from pipelines.core.constants import DEFAULT_DUCKDB_PATH, DEFAULT_STORAGE_VERSION
 from pipelines.core.errors import OutreachError, WarehouseError, WarehousePathError
 from pipelines.core.root_cause import chain as chain
 from pipelines.core.root_cause import explain_oserror, explain_sqlstate, one_line
 from pipelines.core.root_cause import root_cause as root_cause
-from pipelines.warehouse.duckdb_file import HEADERS_SIZE, is_duckdb_file, lock_holder, special_file_problem, sql_string
+from pipelines.warehouse.duckdb_file import HEADERS_SIZE, given_path_problem, is_duckdb_file, lock_holder, sql_string
 from pipelines.warehouse.storage_convert import convert_storage, storage_note
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def _raise_problem(duckdb_path: Path) -> None:
 
 
 def _path_problem(path: Path) -> str | None:
-    problem = bi_file_problem(path) or special_file_problem(path)
+    problem = given_path_problem(path)
     if problem:
         return problem
     parent = _existing_ancestor(path.parent)

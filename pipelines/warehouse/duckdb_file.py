@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.core.constants import bi_file_problem
+
 DUCKDB_MAGIC = b"DUCK"
 HEADERS_SIZE = 3 * 4096  # main header + two database headers: the smallest complete DuckDB file
 # storage version number in the main header -> the oldest DuckDB release that writes it
@@ -49,6 +51,12 @@ def special_file_problem(path: Path) -> str | None:
         return None
     kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
     return f"warehouse {path} is {kind}, not a file: point --duckdb at the warehouse's DuckDB file"
+
+
+def given_path_problem(path: Path) -> str | None:
+    """One line when a path given as the warehouse is one no command may open as such: the BI file of a
+    warehouse beside it (`bi_file_problem`), or what is not a file (`special_file_problem`)."""
+    return bi_file_problem(path) or special_file_problem(path)
 
 
 def is_duckdb_file(path: Path) -> bool:
