@@ -21,7 +21,7 @@ from dashboard.incidents import open_incidents_html
 from dashboard.page import Chart, Scope, render_page
 from dashboard.paths import REPORT_NAME
 from dashboard.workers import Workers
-from pipelines.core.outputs import replaceable
+from pipelines.core.outputs import replaceable, through_links
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
 #: pandas and plotly), the time of some 100 scopes (by hand, 2 cores, 2026-11-30: at 503 scopes two workers took
@@ -171,7 +171,7 @@ def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
     again: a script calling this needs Python's ``if __name__ == "__main__":`` guard, as for any
     ``multiprocessing``.
     """
-    out = Path(out_path)
+    out = through_links(Path(out_path))
     _refuse_to_replace(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +190,7 @@ def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
             raise _cannot_write(out, exc) from exc
     finally:
         tmp.unlink(missing_ok=True)
-    return out
+    return Path(out_path)
 
 
 def _refuse_to_replace(out: Path) -> None:

@@ -10,7 +10,7 @@ from models.dbt_invoke import invoke
 from models.errors import ModelError
 from models.preflight import check_warehouse
 from models.settings import DEFAULT_DUCKDB_PATH, dbt_state_dir
-from pipelines.core.outputs import replaceable
+from pipelines.core.outputs import replaceable, through_links
 from pipelines.core.root_cause import explain_oserror, one_line
 from pipelines.warehouse.destination import Warehouse
 
@@ -29,23 +29,24 @@ def generate_docs(target: Warehouse, *, out_dir: Path | None = None) -> Path:
     """Run `dbt docs generate --static` and place its one-file site at `<out_dir>/index.html`."""
     check_warehouse(target)
     out = Path(out_dir or default_docs_dir(target))
+    page = through_links(out / "index.html")
     try:  # before dbt's run of some seconds
-        out.mkdir(parents=True, exist_ok=True)
+        page.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         why = explain_oserror(exc) or one_line(exc)
         raise ModelError(
             f"cannot write the docs site into {out}: {why} (pass --out with a writable directory)"
         ) from exc
-    _refuse_to_replace(out / "index.html")
+    _refuse_to_replace(page)
     outcome = invoke(["docs", "generate", "--static"], target, target_dir=DOCS_TARGET_DIR, write_json=True)
     site = dbt_state_dir(target) / DOCS_TARGET_DIR / "static_index.html"
     if not outcome.success or not site.exists():
         reason = " ".join(str(outcome.exception or "no static_index.html was written").split())[:400]
         raise ModelError(f"dbt docs generate failed: {reason} (see the dbt log under {dbt_state_dir(target) / 'logs'})")
-    tmp = out / f".index.html.{os.getpid()}.tmp"
+    tmp = page.with_name(f".{page.name}.{os.getpid()}.tmp")
     try:  # the site is replaced whole or not at all, and a Ctrl-C leaves no temporary copy
         shutil.copyfile(site, tmp)
-        os.replace(tmp, out / "index.html")
+        os.replace(tmp, page)
     finally:
         tmp.unlink(missing_ok=True)
     return out / "index.html"

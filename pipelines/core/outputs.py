@@ -3,6 +3,7 @@ one such a command wrote, so a mistaken output path never replaces the warehouse
 
 from __future__ import annotations
 
+import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -21,3 +22,10 @@ def replaceable(path: Path, ours: Callable[[bytes], bool], head: int = 4096) -> 
     except FileNotFoundError:
         return True
     return not start or ours(start)
+
+
+def through_links(path: Path) -> Path:
+    """The file a write to `path` means: a symbolic link's target (made when it dangles), `path` otherwise. The
+    write renames its temporary file over the path, which put the page in place of a link (a site's
+    `current/report.html` pointing into a release) rather than into the file it names."""
+    return Path(os.path.realpath(path))

@@ -528,6 +528,26 @@ def test_a_file_that_is_not_a_page_is_never_replaced(bi: Path, tmp_path: Path) -
     assert write_report(bi, tmp_path / "empty.html").stat().st_size > 1_000_000
 
 
+def test_a_symbolic_link_is_written_through(bi: Path, tmp_path: Path) -> None:
+    """`--out` naming a symbolic link (a site's `report.html` into its current release) put the page in place of
+    the link, and the release's file kept the old page."""
+    release = tmp_path / "release"
+    release.mkdir()
+    (release / "report.html").write_text("<!doctype html><p>an older page</p>")
+    link = tmp_path / "report.html"
+    link.symlink_to(release / "report.html")
+    assert write_report(bi, link) == link
+    assert link.is_symlink() and (release / "report.html").stat().st_size > 1_000_000
+    # a link to what is not a page is refused, naming the file it points to; a dangling one makes its file
+    (release / "notes.txt").write_text("mine")
+    (tmp_path / "notes.html").symlink_to(release / "notes.txt")
+    assert _error(bi, tmp_path / "notes.html").startswith(f"{release / 'notes.txt'} exists and is not an HTML page")
+    (tmp_path / "new.html").symlink_to(release / "new.html")
+    write_report(bi, tmp_path / "new.html")
+    assert (tmp_path / "new.html").is_symlink() and (release / "new.html").stat().st_size > 1_000_000
+    assert sorted(p.name for p in release.iterdir()) == ["new.html", "notes.txt", "report.html"]  # no temporary file
+
+
 def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ROOT / ".venv" / "bin" / "outreach"), "report", *args],
