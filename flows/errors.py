@@ -70,6 +70,24 @@ def stopped_by_ctrl_c() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
+class _OneLineRecords(logging.Filter):
+    """A library's log record with a traceback prints as its message and its root cause in one line: dlt's warning
+    that it could not save its run's trace (a full disk mid-load) put some 70 lines of two tracebacks before the
+    command's own line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None:
+            from pipelines.core.root_cause import one_line, root_cause
+
+            record.msg, record.args = f"{record.getMessage()} ({one_line(root_cause(error))})", None
+            record.exc_info = record.exc_text = None
+        return True
+
+
+_ONE_LINE_RECORDS = _OneLineRecords()
+
+
 class OneLineErrors(TyperGroup):
     """Every command's unexpected failure becomes one line naming its root cause
     (`pipelines.warehouse.diagnose.explain`); the traceback goes to the debug log
@@ -80,6 +98,7 @@ class OneLineErrors(TyperGroup):
         # users: logged (a configured handler still gets them), never printed on their own
         logging.captureWarnings(True)
         logging.getLogger("py.warnings").addHandler(logging.NullHandler())
+        logging.getLogger("dlt").addFilter(_ONE_LINE_RECORDS)
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):  # usage errors and exits: click says them

@@ -34,10 +34,12 @@ def root_cause(exc: BaseException) -> BaseException:
 
 def explain_oserror(error: OSError) -> str | None:
     where = f" ({error.filename})" if error.filename else ""
+    # a copy or a rename that cannot write names its source first: the disk meant is its destination's
+    written = f" ({error.filename2 or error.filename})" if error.filename else ""
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"no space left on device{where}: free space on that disk (or point the path elsewhere) and rerun"
+        return f"no space left on device{written}: free space on that disk (or point the path elsewhere) and rerun"
     if error.errno == errno.EROFS:
-        return f"read-only file system{where}: point the path at a writable directory (or remount it read-write)"
+        return f"read-only file system{written}: point the path at a writable directory (or remount it read-write)"
     if error.errno in (errno.EACCES, errno.EPERM):
         return f"permission denied{where}: give this user write access there, or choose another path"
     if error.errno == errno.EISDIR:

@@ -19,6 +19,31 @@ from pipelines.core.errors import BaseUrlError
 from pipelines.sync.edge import run_sync
 
 
+def test_a_library_record_with_a_traceback_prints_in_one_line() -> None:
+    """dlt's warning that it could not save its run's trace (a full disk mid-load) printed two tracebacks, some 70
+    lines, before the command's own line."""
+    import io
+    import logging
+
+    assert CliRunner().invoke(app, ["status", "--help"]).exit_code == 0  # a command run sets the logging up
+    dlt_log, printed = logging.getLogger("dlt"), io.StringIO()
+    handler = logging.StreamHandler(printed)
+    dlt_log.addHandler(handler)
+    try:
+        try:
+            try:
+                raise OSError(28, "No space left on device", "/data/.w_dlt/x")
+            except OSError as full:
+                raise RuntimeError("load failed") from full
+        except RuntimeError:
+            dlt_log.warning("Failed to create trace dump via %s", "pickle", exc_info=True)
+    finally:
+        dlt_log.removeHandler(handler)
+    assert printed.getvalue() == (
+        "Failed to create trace dump via pickle ([Errno 28] No space left on device: '/data/.w_dlt/x')\n"
+    )
+
+
 def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
     with pytest.raises(BaseUrlError) as caught:
         check_base_url("http://127.0.0.1:9/api")

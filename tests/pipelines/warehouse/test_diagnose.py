@@ -370,6 +370,15 @@ def test_errno_explanations(code: int, start: str) -> None:
         assert explain(outer).startswith(start)
 
 
+def test_a_copy_onto_a_full_disk_names_the_disk_it_wrote_to() -> None:
+    """dlt copies each load job from the temporary directory into its working directory: the line named the
+    copy's source, on another disk than the full one."""
+    copy = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/tmp/jobs.sql", None, "/data/.w_dlt/new_jobs/1")
+    assert explain(copy).startswith("no space left on device (/data/.w_dlt/new_jobs/1): free space on that disk")
+    missing = OSError(errno.ENOENT, os.strerror(errno.ENOENT), "/tmp/jobs.sql", None, "/data/.w_dlt/new_jobs/1")
+    assert explain(missing).startswith("no such file or directory (/tmp/jobs.sql)")  # the source is what is missing
+
+
 def test_our_own_errors_pass_through_unchanged() -> None:
     error = ApiUnavailableError("GET /x failed 8 times: retry later")
     assert explain(error) == "GET /x failed 8 times: retry later"
