@@ -52,6 +52,8 @@ def explain_oserror(error: OSError) -> str | None:
         return f"no such file or directory{where}: check the path"
     if error.errno == errno.EEXIST:
         return f"a file is in the way{where}: move it, or choose another path"
+    if error.errno == errno.ENAMETOOLONG:
+        return f"a name in the path is too long{where}: file systems take 255 bytes a name; choose a shorter path"
     return None
 
 

@@ -44,6 +44,17 @@ def test_a_library_record_with_a_traceback_prints_in_one_line() -> None:
     )
 
 
+@pytest.mark.parametrize("command", [["status"], ["models", "--no-progress"], ["report"], ["alerts"], ["check"]])
+def test_a_warehouse_name_too_long_for_the_file_system_is_said_with_its_fix(command: list[str], tmp_path: Path) -> None:
+    """It was `error: OSError: [Errno 36] File name too long: '...'`, by every command."""
+    warehouse = tmp_path / f"{'w' * 300}.duckdb"
+    result = CliRunner().invoke(app, [*command, "--duckdb", str(warehouse)])
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"error: a name in the path is too long ({tmp_path}/www")
+    assert result.output.endswith(": file systems take 255 bytes a name; choose a shorter path\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_base_url_ending_in_api_gets_the_hint_api_v1() -> None:
     with pytest.raises(BaseUrlError) as caught:
         check_base_url("http://127.0.0.1:9/api")

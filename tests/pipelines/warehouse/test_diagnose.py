@@ -359,6 +359,7 @@ def test_root_cause_walks_exception_attribute_cause_and_context() -> None:
         (errno.EACCES, "permission denied (/x)"),
         (errno.ENOTDIR, "a part of the path (/x) is a file"),
         (errno.EDQUOT, "no space left on device (/x)"),
+        (errno.ENAMETOOLONG, "a name in the path is too long (/x)"),
     ],
 )
 def test_errno_explanations(code: int, start: str) -> None:
