@@ -173,7 +173,7 @@ class OutreachClient(PagedReads):
         if state.attempt_number >= self.max_attempts:
             return True
         exc = state.outcome.exception() if state.outcome else None
-        first_contact = isinstance(exc, Retryable) and exc.kind == "connect" and not self._answered
+        first_contact = isinstance(exc, Retryable) and exc.kind in ("connect", "transport") and not self._answered
         if first_contact or (isinstance(exc, Retryable) and exc.kind == "stall"):
             return state.attempt_number >= FIRST_CONTACT_ATTEMPTS
         return False
@@ -229,6 +229,11 @@ class OutreachClient(PagedReads):
         except httpx.ConnectError as exc:
             raise Retryable(connect_failure(exc, self.base_url), kind="connect") from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            if idempotent and not self._answered:  # a server that has never answered HTTP: another one at that port
+                raise Retryable(
+                    f"{self.base_url} closed the connection without an HTTP answer ({type(exc).__name__})",
+                    kind="transport",
+                ) from None
             if idempotent:
                 raise Retryable(f"connection error ({type(exc).__name__})", kind="transport") from None
             raise ApiUnavailableError(
@@ -244,8 +249,6 @@ class OutreachClient(PagedReads):
         finally:
             if self.limiter is not None and send_at is not None:
                 self.limiter.answered(send_at)
-        with self._state_lock:
-            self._answered = True
         self._note_date(response)
         return self._handle(method, path, response, idempotent, need_data)
 
@@ -267,6 +270,8 @@ class OutreachClient(PagedReads):
                 )
 
         with watching(check), self._http.stream(method, path, params=params, json=json_body) as streamed:
+            with self._state_lock:  # a status line came: an HTTP server is there, whatever becomes of the body
+                self._answered = True
             body = streamed.read()
         headers = [(k, v) for k, v in streamed.headers.multi_items() if k not in ("content-encoding", "content-length")]
         return httpx.Response(streamed.status_code, headers=headers, content=body, request=streamed.request)

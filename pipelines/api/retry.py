@@ -62,6 +62,11 @@ def exhausted_error(
         return ServiceUnreachableError(
             f"{method} {path} failed {attempts} times ({cause}): the service stopped answering; retry later"
         )
+    if isinstance(last, Retryable) and last.kind == "transport" and not answered:
+        return ServiceUnreachableError(
+            f"{last.reason}, {attempts} times: is the service running there, and are the base URL's host and port "
+            "the API's?"
+        )
     reason = last.reason if isinstance(last, Retryable) else type(last).__name__
     hints = {
         "rate": "retry later, or lower rate_limit_per_minute",

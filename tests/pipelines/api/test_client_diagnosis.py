@@ -3,9 +3,12 @@ loopback HTTP: configuration mistakes told apart from outages, the service's clo
 
 from __future__ import annotations
 
+import contextlib
 import math
+import socket
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from typing import Any
@@ -48,6 +51,60 @@ def test_unknown_host_is_named() -> None:
     with OutreachClient(KEY, "http://no-such-host.invalid/api/v1", rate_limit_per_minute=0) as client:
         message, seconds = timed_error(lambda: connectivity_check(client), ServiceUnreachableError)
     assert message.startswith("host no-such-host.invalid not found (DNS)") and seconds < 5
+
+
+@contextlib.contextmanager
+def raw_server(answers: list[bytes]) -> Iterator[tuple[str, list[int]]]:
+    """A server at a loopback port that reads each connection's request and answers with the next of `answers` (the
+    last one from then on), whatever it is, then hangs up; its URL and a list with a 1 per connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(answers[min(len(accepted), len(answers) - 1)])
+            accepted.append(1)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/api/v1", accepted
+    finally:
+        listener.close()
+
+
+def test_a_server_that_does_not_speak_http_is_said_at_first_contact() -> None:
+    """A base URL at another service's port (here one that greets in SSH's way and hangs up) was retried 8 times
+    over 29 s, then 'the API is unavailable or overloaded; retry later'."""
+    with raw_server([b"SSH-2.0-OpenSSH_9.6\r\n"]) as (url, accepted):
+        with OutreachClient(KEY, url, rate_limit_per_minute=0) as client:
+            message, seconds = timed_error(lambda: connectivity_check(client), ServiceUnreachableError)
+    assert len(accepted) == FIRST_CONTACT_ATTEMPTS and seconds < 5
+    assert message.startswith(f"{url} closed the connection without an HTTP answer (")
+    assert message.endswith(
+        f", {FIRST_CONTACT_ATTEMPTS} times: is the service running there, and are the base URL's host and port the "
+        "API's?"
+    )
+
+
+def test_an_answer_cut_short_at_first_contact_is_retried_as_usual(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A status line came: an HTTP server is there, and a body it cut short is a fault to retry, not another
+    service at the port."""
+    import pipelines.api.client as client_mod
+
+    monkeypatch.setattr(client_mod, "backoff_wait", lambda state: 0.01)
+    cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"data": {'
+    body = b'{"data": {"workspace": {"id": "w1", "name": "Acme"}}}'
+    whole = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    with raw_server([cut, cut, cut, whole]) as (url, accepted):
+        with OutreachClient(KEY, url, rate_limit_per_minute=0, max_attempts=5) as client:
+            assert connectivity_check(client)["workspace"]["name"] == "Acme"
+    assert len(accepted) == 4 > FIRST_CONTACT_ATTEMPTS
 
 
 def test_an_html_page_is_not_the_api_and_is_not_retried() -> None:
