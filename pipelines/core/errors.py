@@ -76,8 +76,8 @@ def postgres_unreachable(label: str, exc: BaseException) -> str:
 
 def auth_error(path: str) -> AuthError:
     return AuthError(
-        f"API key rejected (401) on GET {path}: check SOURCES__OUTREACH__API_KEY "
-        "(or --api-key / [sources.outreach] api_key in .dlt/secrets.toml)"
+        f"API key rejected (401) on GET {path}: check SOURCES__OUTREACH__API_KEY (or __API_KEYS, --api-key, "
+        "[sources.outreach] api_key or api_keys in .dlt/secrets.toml)"
     )
 
 

@@ -78,8 +78,9 @@ def test_client_errors_are_typed_and_never_retried(status: int, error: type, fra
     assert calls == 1
     assert fragment in str(info.value)
     assert KEY not in str(info.value) and "\n" not in str(info.value)
-    if status == 401:
-        assert "SOURCES__OUTREACH__API_KEY" in str(info.value)
+    if status == 401:  # every place a key is set: with keys in SOURCES__OUTREACH__API_KEYS, it named API_KEY only
+        assert "SOURCES__OUTREACH__API_KEY (or __API_KEYS, --api-key, " in str(info.value)
+        assert "api_key or api_keys in .dlt/secrets.toml" in str(info.value)
     if status == 422:
         assert info.value.errors == {"name": ["is required"]}
 
