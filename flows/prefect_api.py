@@ -278,6 +278,11 @@ def _require_answer(url: str) -> None:
 
     with get_client(sync_client=True) as client:
         problem = client.api_healthcheck()
+    if isinstance(problem, httpx.HTTPStatusError):  # a server answered, and not as Prefect's does
+        raise OutreachError(
+            f"the server at {url} (PREFECT_API_URL) is no Prefect API: it answered {problem.response.status_code} "
+            "on /health; point PREFECT_API_URL at a Prefect server's API (it ends in /api), or unset it"
+        )
     if problem is not None:
         raise OutreachError(
             f"the Prefect API at {url} (PREFECT_API_URL) does not answer ({one_line(problem)}): start that server, "

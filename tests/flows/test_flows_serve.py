@@ -19,6 +19,7 @@ import duckdb
 import httpx
 import psutil
 from doc_blocks import as_run_here, doc_block
+from loopback import LoopbackServer, json_answer
 from process_output import ProcessOutput
 
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
@@ -156,4 +157,20 @@ def test_serve_with_a_prefect_api_that_does_not_answer_says_so_in_one_line(tmp_p
     assert result.stderr.splitlines() == [
         f"error: the Prefect API at {url} (PREFECT_API_URL) does not answer ([Errno 111] Connection refused): start "
         "that server, or unset PREFECT_API_URL to use a temporary local one"
+    ]
+
+
+def test_serve_with_a_prefect_api_url_at_another_server_says_it_is_no_prefect_api(tmp_path: Path) -> None:
+    """It was 'does not answer (Client error '404 Not Found' for url ... - Response: {...} - For more information
+    check: https://developer.mozilla.org/...)': the server there answers, and is not Prefect's."""
+    with LoopbackServer(lambda method, path, query: json_answer(404, {"message": "no such endpoint"})) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+        result = subprocess.run(
+            [OUTREACH, "serve"], env={**env, "PREFECT_API_URL": server.url + "/api"}, cwd=tmp_path,
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert (result.returncode, result.stdout) == (1, ""), result
+    assert result.stderr.splitlines() == [
+        f"error: the server at {server.url}/api (PREFECT_API_URL) is no Prefect API: it answered 404 on /health; "
+        "point PREFECT_API_URL at a Prefect server's API (it ends in /api), or unset it"
     ]
