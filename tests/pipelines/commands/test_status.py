@@ -43,6 +43,15 @@ def test_a_warehouse_never_synced_says_so(tmp_path: Path) -> None:
     assert report["synced"] is False and "holds no sync yet" in report["note"] and report["workspaces"] == []
 
 
+def test_another_dlt_destination_is_said_to_be_neither_duckdb_nor_postgres(tmp_path: Path) -> None:
+    """The sync loads any dlt destination; status reads two. It asked for PostgreSQL's credentials."""
+    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt" / "config.toml").write_text('[sources.outreach]\ndestination = "snowflake"\n')
+    done = _status(cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "error: status reads a DuckDB or PostgreSQL warehouse; snowflake is neither\n"
+
+
 def test_status_shows_runs_rows_cursors_deferred_bodies_and_the_last_error_without_an_api_request(
     make_sandbox: Any, tmp_path: Path
 ) -> None:
