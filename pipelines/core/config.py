@@ -147,7 +147,15 @@ def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
 
+#: settings that name a path: one of spaces only named a file or folder called that, beside the command
+PATH_SETTINGS = ("duckdb_path", "spool_dir", "pipelines_dir")
+
+
 def _validate(settings: OutreachSettings) -> None:
+    for name in PATH_SETTINGS:
+        value = getattr(settings, name)
+        if isinstance(value, str) and value and not value.strip():
+            raise ConfigError(f"{SECTIONS[0]}.{SECTION}.{name} is blank: set it to a path, or unset it for the default")
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
     _check_duckdb_settings(settings)
     settings.api_key_list()  # a malformed key list fails here, at the edge

@@ -574,11 +574,22 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "x" / "r.html").exists()
 
+    # the setting is read as every command reads it: `~` is the home folder (the report looked in a folder named
+    # `~`), and a PostgreSQL warehouse has no BI file (the report read the default file's)
+    (warehouse_dir / "report.html").unlink()
+    done = _cli(cwd=tmp_path, env={"HOME": str(tmp_path), "SOURCES__OUTREACH__DUCKDB_PATH": "~/wh/w.duckdb"})
+    assert done.returncode == 0 and (warehouse_dir / "report.html").exists(), done.stderr
+    done = _cli(cwd=tmp_path, env={"SOURCES__OUTREACH__DESTINATION": "postgres"})
+    assert (done.returncode, done.stderr) == (1, (
+        "error: the report reads the BI file of a DuckDB warehouse, and the configured one is postgres: pass "
+        "--duckdb with a DuckDB warehouse\n"
+    ))  # fmt: skip
+
     done = _cli(cwd=tmp_path)  # default data/outreach.duckdb: no BI file there
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        "error: BI file data/outreach_bi.duckdb does not exist: run `outreach models` to publish it "
-        "(or pass --duckdb with the warehouse it sits beside)"
+        f"error: BI file {tmp_path / 'data' / 'outreach_bi.duckdb'} does not exist: run `outreach models` to "
+        "publish it (or pass --duckdb with the warehouse it sits beside)"
     )
     done = _cli("--duckdb", str(warehouse_dir / "w_bi.duckdb"), cwd=tmp_path)
     assert done.returncode == 1

@@ -125,6 +125,15 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
         "directory `outreach hooks listen` writes"
     )
     assert resolve_settings(spool_dir=str(no_outreach_env / "not_yet")).spool_path() is None  # made at the first event
+    # a path of spaces only (a template's blank value) named a file or folder called that beside the command
+    for name in ("DUCKDB_PATH", "SPOOL_DIR", "PIPELINES_DIR"):
+        monkeypatch.setenv(f"SOURCES__OUTREACH__{name}", "   ")
+        with pytest.raises(ConfigError) as info:
+            resolve_settings()
+        assert str(info.value) == (
+            f"sources.outreach.{name.lower()} is blank: set it to a path, or unset it for the default"
+        )
+        monkeypatch.delenv(f"SOURCES__OUTREACH__{name}")
 
 
 @pytest.mark.parametrize(
