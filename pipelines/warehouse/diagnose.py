@@ -38,12 +38,17 @@ MIN_FREE_BYTES = 32 * 2**20
 
 # -- the checks ------------------------------------------------------------------------------------
 def configured_path(duckdb_path: str | Path | None = None) -> Path | None:
-    """The DuckDB warehouse a sync writes: `duckdb_path`, else the setting, else the default; None when
-    another destination is configured."""
-    destination = _setting("destination")
-    if destination and str(destination) != "duckdb":
-        return None
-    return Path(duckdb_path or str(_setting("duckdb_path") or "") or DEFAULT_DUCKDB_PATH)
+    """The DuckDB warehouse a sync writes, as the sync resolves it (`warehouse_target`): `duckdb_path`, else the
+    setting (`~` expanded: read apart, `~/w.duckdb` was a folder named `~`), else the default; None when another
+    destination is configured. Settings that cannot be read (their own resolution says why) give `duckdb_path`,
+    else the default."""
+    from pipelines.core.errors import ConfigError
+    from pipelines.warehouse.destination import warehouse_target
+
+    try:
+        return warehouse_target(duckdb_path=duckdb_path).duckdb_path
+    except ConfigError:
+        return Path(duckdb_path or DEFAULT_DUCKDB_PATH)
 
 
 def preflight_given(duckdb_path: str | Path | None) -> None:
@@ -177,16 +182,6 @@ def _is_duckdb_error(error: BaseException) -> bool:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-def _setting(name: str) -> object:
-    """A `[sources.outreach]` setting from dlt config (until the engine's settings object lands on main)."""
-    import dlt
-
-    try:
-        return dlt.config.get(f"sources.outreach.{name}")
-    except Exception:  # noqa: BLE001 - a malformed config file: the sync's own resolution reports it
-        return None
-
-
 def _existing_ancestor(path: Path) -> Path:
     """`path` or its nearest existing ancestor (the directory a sync would create the rest under)."""
     current = path

@@ -20,7 +20,7 @@ def run_check(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subpr
 
 
 def project(tmp_path: Path, config: str, secrets: str) -> Path:
-    (tmp_path / ".dlt").mkdir()
+    (tmp_path / ".dlt").mkdir(parents=True)
     (tmp_path / ".dlt" / "config.toml").write_text(config)
     (tmp_path / ".dlt" / "secrets.toml").write_text(secrets)
     return tmp_path
@@ -29,6 +29,17 @@ def project(tmp_path: Path, config: str, secrets: str) -> Path:
 def setting(output: str, name: str) -> list[str]:
     line = next(line for line in output.splitlines() if line.strip().startswith(name + " "))
     return line.split()
+
+
+def test_a_warehouse_under_the_home_folder_is_the_one_checked(tmp_path: Path) -> None:
+    """The check read the setting apart from the sync: `~/wh/w.duckdb` was a new file in a folder named `~`."""
+    import duckdb
+
+    (tmp_path / "wh").mkdir()
+    duckdb.connect(str(tmp_path / "wh" / "w.duckdb")).close()
+    cwd = project(tmp_path / "project", '[sources.outreach]\nduckdb_path = "~/wh/w.duckdb"\n', "")
+    out = run_check(cwd, env={"HOME": str(tmp_path)}).stdout
+    assert f"  {tmp_path / 'wh' / 'w.duckdb'}: ok, writable (exists)" in out.splitlines(), out
 
 
 def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path) -> None:
