@@ -1,9 +1,8 @@
-"""The sync's edge for commands, scripts and tests: `run_sync` takes keyword arguments, checks what was given,
-resolves the settings once, then runs the one sync (`pipelines.sync.run.sync`).
+"""The sync's edge for commands, scripts and tests: `run_sync` takes keyword arguments, resolves the settings
+once (every one checked, from flags, the environment and the files, before the first request), then runs the one
+sync (`pipelines.sync.run.sync`), which checks the warehouse's path and the keys before anything else.
 
-Light on imports on purpose: a given warehouse path and given keys (with a URL) are checked before dlt is
-imported (the settings, then the sync itself, import it: seconds on a busy machine), so a bad key or path
-fails at once.
+Light on imports on purpose: importing it imports no dlt, pandas or pyarrow (commands that never sync stay fast).
 """
 
 from __future__ import annotations
@@ -11,14 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from pipelines.api.accounts import Workspace, check_keys, raise_if_none_found
-from pipelines.api.client import DEFAULT_RATE_LIMIT_PER_MINUTE, DEFAULT_TIMEOUT_S
-from pipelines.core.constants import DEFAULT_DUCKDB_PATH
-from pipelines.core.errors import OutreachError
-from pipelines.core.setting_bounds import check_bounds
-from pipelines.warehouse import lock
-from pipelines.warehouse.load_dir import working_dir_problem
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
@@ -49,30 +40,8 @@ def run_sync(
     """The edge of `pipelines.sync.run.sync` for commands, scripts and tests: arguments left None come from dlt config
     (or `settings`, when given, which then must hold everything). `reset_state`: forget the dlt state of
     the warehouse's pipelines first (the data stays) and read everything again (a full sync).
-
-    The given numbers, a given warehouse path and given keys (with a URL) are checked before the settings are resolved.
     """
-    given = [k.strip() for k in (api_keys or []) if k and k.strip()]
-    checked: list[Workspace | OutreachError] | None = None
-    if settings is None:
-        from pipelines.warehouse.diagnose import preflight_given
-
-        check_bounds({
-            "rate_limit_per_minute": rate_limit_per_minute, "request_timeout": request_timeout, "workers": workers,
-            "batch_size": batch_size, "lock_timeout_s": lock_timeout_s,
-        })  # fmt: skip
-        if duckdb_path is not None and lock.current_holder(duckdb_path) is None:
-            preflight_given(duckdb_path)
-        suspect = working_dir_problem(Path(duckdb_path or DEFAULT_DUCKDB_PATH), pipelines_dir)
-        if given and base_url and not suspect:
-            # keys and URL given: check the keys before dlt (the settings) is even imported; a bad key: ~1 s.
-            # A dlt working directory that dlt may not work in is settled first, by the sync with the settings.
-            pace = DEFAULT_RATE_LIMIT_PER_MINUTE if rate_limit_per_minute is None else rate_limit_per_minute
-            checked = check_keys(
-                given, base_url, timeout=request_timeout or DEFAULT_TIMEOUT_S, rate_limit_per_minute=pace or None
-            )
-            raise_if_none_found(checked)
-    from pipelines.core.config import resolve_settings  # imports dlt: after the checks above
+    from pipelines.core.config import resolve_settings
     from pipelines.sync.run import sync
 
     cfg = settings or resolve_settings(
@@ -89,6 +58,4 @@ def run_sync(
         pipelines_dir=pipelines_dir,
         lock_timeout_s=lock_timeout_s,
     )
-    return sync(
-        cfg, mode=mode, api_keys=given, progress=progress, notify=notify, checked=checked, reset_state=reset_state
-    )
+    return sync(cfg, mode=mode, api_keys=api_keys, progress=progress, notify=notify, reset_state=reset_state)

@@ -51,14 +51,12 @@ def sync(
     api_keys: Sequence[str] | None = None,
     progress: bool = False,
     notify: Notify | None = None,
-    checked: Sequence[Workspace | OutreachError] | None = None,
     reset_state: bool = False,
 ) -> SyncReport:
     """The one sync: `outreach sync`, ``python -m pipelines``, the demo and every Prefect flow run it.
 
     Every guard is here, applied once: the warehouse preflight, the warehouse lock, the key check and the
-    demo-warehouse guard. `api_keys` default to the configured ones; `checked` holds their ``GET /account``
-    answers, in key order, when the caller's edge checked them already. A workspace that fails does not stop
+    demo-warehouse guard. `api_keys` default to the configured ones. A workspace that fails does not stop
     the others; the first error is raised once all have finished. `reset_state`: forget the dlt state of the
     warehouse's pipelines first (the data stays) and read everything again (a full sync). SIGINT and SIGTERM
     stop it at a load boundary (`pipelines.signals`).
@@ -81,30 +79,15 @@ def sync(
     keys = given or cfg.api_key_list()
     require_api(cfg, keys)
     deadline = Deadline(cfg.sync_timeout_s)
-    if checked is None and given:
-        # keys given: a bad key fails before the warehouse is created or waited for
-        checked = check_keys(
-            given,
-            str(cfg.base_url),
-            timeout=cfg.request_timeout,
-            workers=cfg.workers,
-            rate_limit_per_minute=cfg.rate_limit_per_minute or None,
-        )
-        raise_if_none_found(checked)
+    # keys given: a bad key fails before the warehouse is created or waited for
+    checked = _accounts(given, cfg) if given else None
     started = time.monotonic()
     report = SyncReport(mode=mode, destination=warehouse.label)
     with lock.hold(warehouse, "sync", shared=True, timeout_s=cfg.lock_timeout_s, notify=notify):
         _check_dlt_state(dlt_working_dir(warehouse, cfg.pipelines_dir), reset_state, notify)
         prepare_warehouse(warehouse)
         if checked is None:
-            checked = check_keys(
-                keys,
-                str(cfg.base_url),
-                timeout=cfg.request_timeout,
-                workers=cfg.workers,
-                rate_limit_per_minute=cfg.rate_limit_per_minute or None,
-            )
-            raise_if_none_found(checked)
+            checked = _accounts(keys, cfg)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found, left_out = one_per_workspace([r for r in checked if isinstance(r, Workspace)])
         for line in left_out:
@@ -148,6 +131,19 @@ def sync(
         error.report = report  # what was loaded, for a caller that shows the summary too
         raise error
     return report
+
+
+def _accounts(keys: Sequence[str], cfg: OutreachSettings) -> list[Workspace | OutreachError]:
+    """Each key's ``GET /account`` answer, in key order (`check_keys`); the first error when every key failed."""
+    checked = check_keys(
+        keys,
+        str(cfg.base_url),
+        timeout=cfg.request_timeout,
+        workers=cfg.workers,
+        rate_limit_per_minute=cfg.rate_limit_per_minute or None,
+    )
+    raise_if_none_found(checked)
+    return checked
 
 
 def _check_dlt_state(root: Path, reset: bool, notify: Notify | None) -> None:

@@ -137,16 +137,24 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
 
 
 @pytest.mark.parametrize(
-    ("option", "error"),
+    ("option", "config", "error"),
     [
-        (["--workers", "0"], "error: sources.outreach.workers must be at least 1, got 0"),
-        (["--batch-size", "-1"], "error: sources.outreach.batch_size must be at least 1, got -1"),
+        (["--workers", "0"], "", "error: sources.outreach.workers must be at least 1, got 0"),
+        (["--batch-size", "-1"], "", "error: sources.outreach.batch_size must be at least 1, got -1"),
+        # from a settings file: with keys and a URL given as flags, the keys were checked against the API first
+        (
+            [],
+            'duckdb_memory_limit = "lots"',
+            "error: sources.outreach.duckdb_memory_limit is 'lots', not a size DuckDB takes, e.g. 64MB, 2GB or 50%",
+        ),
     ],
 )
-def test_a_number_out_of_bounds_fails_before_the_first_api_request(
-    option: list[str], error: str, no_outreach_env: Path, make_sandbox: Any
+def test_a_setting_that_cannot_be_used_fails_before_the_first_api_request(
+    option: list[str], config: str, error: str, no_outreach_env: Path, make_sandbox: Any
 ) -> None:
     """Given with keys and a URL, a bad number used to be found only after the keys were checked against the API."""
+    (no_outreach_env / ".dlt").mkdir()
+    (no_outreach_env / ".dlt" / "config.toml").write_text(f"[sources.outreach]\n{config}\n")
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
     sandbox.reset_metrics()
     sync = [OUTREACH, "sync", "--base-url", sandbox.base_url, "--api-key", admin_keys(sandbox)[0], *option]

@@ -204,17 +204,19 @@ def test_bad_key_fails_fast_with_one_line_via_the_cli(shared_small_sandbox: Any,
     )
     elapsed = time.monotonic() - started
     assert proc.returncode != 0
-    # fast means one request, never retried (401 is not a retry's to fix), before dlt is imported (below);
-    # about 1 s on an idle machine, the bound is for a loaded one
+    # fast means one request, never retried (401 is not a retry's to fix), before the warehouse is made or
+    # waited for; about 1 s on an idle machine, the bound is for a loaded one
     assert shared_small_sandbox.metrics()["by_status"] == {"401": 1}
     assert elapsed < 5.0, elapsed
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert lines == [lines[0]] and "API key rejected (401)" in lines[0], proc.stderr
     assert "sk_wrong_key_000" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "w.duckdb").exists()
 
 
-def test_the_sync_edge_checks_given_keys_before_dlt_is_imported() -> None:
-    """What keeps a bad key fast: the edge, and the package it sits in, import no dlt, pandas or pyarrow."""
+def test_the_sync_edge_imports_no_dlt_pandas_or_pyarrow() -> None:
+    """Commands that never sync import the edge (and the package it sits in): neither imports dlt, pandas or
+    pyarrow until a sync runs."""
     code = (
         "import sys, pipelines.sync, pipelines.sync.edge\n"
         "print(sorted(m for m in ('dlt', 'pandas', 'pyarrow') if m in sys.modules))"
