@@ -66,7 +66,7 @@ class WarehouseStatus:
 
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
     """The status of every workspace the warehouse has run records or state for."""
-    if not (warehouse.is_duckdb or warehouse.is_postgres):  # it asked for PostgreSQL's credentials
+    if not (warehouse.is_duckdb or warehouse.is_postgres):  # another dlt destination: the sync loads it, no reader here
         raise WarehouseError(f"status reads a DuckDB or PostgreSQL warehouse; {warehouse.label} is neither")
     path = warehouse.duckdb_path
     problem = given_path_problem(path) if path is not None else None

@@ -52,7 +52,7 @@ def configured_path(duckdb_path: str | Path | None = None) -> Path | None:
 
 
 def preflight_given(duckdb_path: str | Path | None) -> None:
-    """`preflight_warehouse` of an explicitly given path, without the storage note; no dlt import (fast)."""
+    """`preflight_warehouse` of the warehouse's path, without the storage note; no dlt import (fast)."""
     if duckdb_path is not None:
         _raise_problem(Path(duckdb_path))
 

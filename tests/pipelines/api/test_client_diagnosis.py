@@ -66,10 +66,11 @@ def raw_server(answers: list[bytes]) -> Iterator[tuple[str, list[int]]]:
                 conn, _ = listener.accept()
             except OSError:  # closed: the test is over
                 return
+            answer = answers[min(len(accepted), len(answers) - 1)]
+            accepted.append(1)  # before the answer: the client may count the connections once it has it
             with conn:
                 conn.recv(65536)
-                conn.sendall(answers[min(len(accepted), len(answers) - 1)])
-            accepted.append(1)
+                conn.sendall(answer)
 
     threading.Thread(target=serve, daemon=True).start()
     try:
