@@ -98,13 +98,22 @@ def check(
         list[str] | None, typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
     duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    destination: Annotated[
+        Destination | None,
+        typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
+    ] = None,
 ) -> None:
     """Test the settings, each key against the API, and that the warehouse can be written.
 
     Shows where each setting comes from (keys masked); one line per problem, non-zero if there is one."""
     from pipelines.commands.check import run_check
 
-    report = run_check(base_url=base_url, api_keys=api_key or None, duckdb_path=duckdb)
+    report = run_check(
+        base_url=base_url,
+        api_keys=api_key or None,
+        duckdb_path=duckdb,
+        destination=destination.value if destination else None,
+    )
     for line in report.lines:
         typer.echo(line)
     if report.problems:

@@ -51,7 +51,7 @@ def _settings(resolved: OutreachSettings | None) -> tuple[tuple[str, bool, str],
     )
 
 
-FLAGS = {"base_url": "--base-url", "api_key": "--api-key", "duckdb_path": "--duckdb"}
+FLAGS = {"base_url": "--base-url", "api_key": "--api-key", "duckdb_path": "--duckdb", "destination": "--destination"}
 
 
 @dataclass
@@ -73,7 +73,11 @@ def mask(key: str) -> str:
 
 
 def run_check(
-    *, base_url: str | None = None, api_keys: Sequence[str] | None = None, duckdb_path: Path | None = None
+    *,
+    base_url: str | None = None,
+    api_keys: Sequence[str] | None = None,
+    duckdb_path: Path | None = None,
+    destination: str | None = None,
 ) -> CheckReport:
     """Settings and their origins, each key against the API, the warehouse. Makes two requests per key."""
     from pipelines.core.config import require_api, resolve_settings
@@ -83,14 +87,19 @@ def run_check(
     settings = None
     problem = None
     try:
-        cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path)
+        cfg = resolve_settings(base_url=base_url, duckdb_path=duckdb_path, destination=destination)
         settings = cfg
         keys = [k.strip() for k in (api_keys or []) if k and k.strip()] or cfg.api_key_list()
         require_api(cfg, keys)
     except OutreachError as exc:
         cfg, problem = None, str(exc)
     report.lines.append("settings ([sources.outreach], where each value comes from):")
-    flags = {"base_url": base_url, "api_key": list(api_keys) if api_keys else None, "duckdb_path": duckdb_path}
+    flags = {
+        "base_url": base_url,
+        "api_key": list(api_keys) if api_keys else None,
+        "duckdb_path": duckdb_path,
+        "destination": destination,
+    }
     for name, secret, default in _settings(settings):
         report.lines.append(_setting_line(name, secret, default, flags.get(name)))
     if problem is not None:
@@ -169,11 +178,19 @@ def _key_level(client: Any) -> str:
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: OutreachSettings | None) -> None:
     from pipelines.core.constants import DEFAULT_STORAGE_VERSION
+    from pipelines.warehouse.destination import warehouse_target
     from pipelines.warehouse.diagnose import configured_path, damage_problem, warehouse_problem
     from pipelines.warehouse.load_dir import working_dir_problem
     from pipelines.warehouse.storage_convert import storage_note
 
-    path = configured_path(duckdb_path)
+    if settings is None:  # their problem is said above: the path a sync would be given, else the default
+        path = configured_path(duckdb_path)
+    else:
+        try:  # `--duckdb` with another destination is a problem, as every command says, not one of them ignored
+            path = warehouse_target(settings, duckdb_path=duckdb_path).duckdb_path
+        except OutreachError as exc:
+            report.problem(str(exc))
+            return
     if path is None:
         _check_server(report, settings)
         return

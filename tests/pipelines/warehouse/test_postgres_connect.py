@@ -109,12 +109,18 @@ def test_check_connects_and_tells_whether_the_first_sync_may_create_its_schema(
 ) -> None:
     sandbox = make_sandbox(scale="tiny", rate_limit=0)
     keys = _key_args(sandbox)
-    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
     monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", pg_dsn)
-    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys])
+    # the destination as a flag, as every other command that reaches the warehouse takes it (check had no such option)
+    result = CliRunner().invoke(app, ["check", "--base-url", sandbox.base_url, *keys, "--destination", "postgres"])
     assert result.exit_code == 0 and "all checks passed" in result.output, result.output
     assert "ok, connected (PostgreSQL 15" in result.output, result.output
     assert "the `outreach` schema is created at the first sync" in result.output, result.output
+    assert "  destination              postgres" in result.output and "--destination flag" in result.output
+    both = ["check", "--base-url", sandbox.base_url, *keys, "--destination", "postgres", "--duckdb", "w.duckdb"]
+    result = CliRunner().invoke(app, both)
+    problems = [line for line in result.output.splitlines() if line.startswith("  problem: ")]
+    assert problems == ["  problem: --duckdb names a DuckDB file but the destination is postgres: pass one of them"]
+    monkeypatch.setenv("SOURCES__OUTREACH__DESTINATION", "postgres")
 
     pg_server.psql("drop role if exists check_reader; create role check_reader login")
     database = pg_dsn.rsplit("/", 1)[1]
