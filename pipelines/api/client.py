@@ -12,7 +12,6 @@ never logged and never part of an exception message.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -23,29 +22,15 @@ from typing import Any
 import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type
 
+from pipelines.api.answers import client_error, json_body, rate_limit_wait
 from pipelines.api.client_stats import ClientStats
 from pipelines.api.http_watch import WatchedTransport, watching
 from pipelines.api.pacing import RateLimiter, shared_limiter
 from pipelines.api.paging import Listing, PagedReads
-from pipelines.api.retry import (
-    MAX_RETRY_AFTER_S,
-    Retryable,
-    backoff_wait,
-    connect_failure,
-    exhausted_error,
-    parse_retry_after,
-)
+from pipelines.api.retry import MAX_RETRY_AFTER_S, Retryable, backoff_wait, connect_failure, exhausted_error
 from pipelines.api.url_and_key import check_api_key, check_base_url, check_not_a_web_page
 from pipelines.core.deadline import Deadline
-from pipelines.core.errors import (
-    ApiUnavailableError,
-    ConfigError,
-    OutreachError,
-    auth_error,
-    forbidden_error,
-    invalid_request_error,
-    not_found_error,
-)
+from pipelines.core.errors import ApiUnavailableError, ConfigError
 from pipelines.core.timestamps import TimestampError, parse_instant
 
 log = logging.getLogger(__name__)
@@ -293,13 +278,7 @@ class OutreachClient(PagedReads):
         self.stats.count_status(status)
         if status == 429:
             self.stats.add(rate_limited=1)
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if retry_after is not None and retry_after > self.max_retry_after:
-                raise ApiUnavailableError(
-                    f"{method} {path}: the service asked to wait {retry_after:.0f} s before the next request (429, "
-                    f"Retry-After), longer than max_retry_after_s ({self.max_retry_after:.0f} s): sync again after "
-                    "that wait, or raise [sources.outreach] max_retry_after_s"
-                )
+            retry_after = rate_limit_wait(method, path, response, self.max_retry_after)
             if self.limiter is not None:
                 self.limiter.pause(retry_after if retry_after is not None else 2.0)
             log.info("rate limited (429) on %s %s; waiting %ss", method, path, retry_after or "a moment")
@@ -310,36 +289,13 @@ class OutreachClient(PagedReads):
                 raise Retryable(f"server error {status}", kind="server")
             raise ApiUnavailableError(f"{method} {path} failed with {status}: the service had an error; retry later")
         check_not_a_web_page(method, path, response, base_url=self.base_url, api_answered=self._api_answered)
-        body = self._parse(method, path, response, strict=status < 400, idempotent=idempotent)
-        if status == 401:
-            raise auth_error(path)
-        if status == 403:
-            raise forbidden_error(method, path)
-        if status == 404:
-            raise not_found_error(method, path)
-        if status == 422:
-            raise invalid_request_error(method, path, body)
-        if status >= 400:
-            raise OutreachError(f"{method} {path} refused ({status}): unexpected client error; check the request")
+        body = json_body(method, path, response, strict=status < 400, idempotent=idempotent, stats=self.stats)
+        refused = client_error(method, path, status, body)
+        if refused is not None:
+            raise refused
         if need_data and (not isinstance(body, Mapping) or "data" not in body):
             self.stats.add(bad_bodies=1)
             raise Retryable("response without `data`", kind="body")
         with self._state_lock:
             self._api_answered = True
         return body
-
-    def _parse(self, method: str, path: str, response: httpx.Response, *, strict: bool, idempotent: bool) -> Any:
-        """Parse JSON; a truncated/malformed success body is retryable, an error body is best effort."""
-        if not response.content:
-            return None
-        try:
-            return json.loads(response.content)
-        except ValueError:
-            if not strict:
-                return None
-            self.stats.add(bad_bodies=1)
-            if idempotent:
-                raise Retryable("truncated or malformed JSON", kind="body") from None
-            raise ApiUnavailableError(
-                f"{method} {path} took effect but its answer was malformed JSON; check the result before retrying"
-            ) from None
