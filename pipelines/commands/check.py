@@ -23,6 +23,7 @@ from pipelines.core.setting_origin import origin
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
+    from pipelines.warehouse.destination import Warehouse
 
 SECTIONS = ("sources", "outreach")
 SECRET_SETTINGS = ("api_key", "api_keys")
@@ -183,16 +184,18 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: Ou
     from pipelines.warehouse.load_dir import working_dir_problem
     from pipelines.warehouse.storage_convert import storage_note
 
+    target = None
     if settings is None:  # their problem is said above: the path a sync would be given, else the default
         path = configured_path(duckdb_path)
     else:
         try:  # `--duckdb` with another destination is a problem, as every command says, not one of them ignored
-            path = warehouse_target(settings, duckdb_path=duckdb_path).duckdb_path
+            target = warehouse_target(settings, duckdb_path=duckdb_path)
         except OutreachError as exc:
             report.problem(str(exc))
             return
+        path = target.duckdb_path
     if path is None:
-        _check_server(report, settings)
+        _check_server(report, target)
         return
     pipelines_dir = settings.pipelines_dir if settings is not None else None
     problem = warehouse_problem(path) or damage_problem(path) or working_dir_problem(path, pipelines_dir)
@@ -207,13 +210,14 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: Ou
         report.lines.append(f"  {note}")
 
 
-def _check_server(report: CheckReport, settings: OutreachSettings | None) -> None:
-    """A PostgreSQL warehouse: connected to, and either holding the raw schema or letting this user create it."""
+def _check_server(report: CheckReport, target: Warehouse | None) -> None:
+    """A PostgreSQL warehouse (`target`, else the configured one): connected to, and either holding the raw schema
+    or letting this user create it."""
     from pipelines.core.constants import DATASET_NAME
     from pipelines.warehouse.destination import warehouse_target
 
     try:
-        target = warehouse_target(settings)
+        target = target or warehouse_target()
         if not target.is_postgres:
             report.lines.append(f"  {target.label}: `outreach check` tests DuckDB and PostgreSQL warehouses only")
             return
