@@ -178,6 +178,7 @@ def _key_level(client: Any) -> str:
 
 
 def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: OutreachSettings | None) -> None:
+    from pipelines.core.config import path_problem
     from pipelines.core.constants import DEFAULT_STORAGE_VERSION
     from pipelines.warehouse.destination import warehouse_target
     from pipelines.warehouse.diagnose import configured_path, damage_problem, warehouse_problem
@@ -186,6 +187,9 @@ def _check_warehouse(report: CheckReport, duckdb_path: Path | None, settings: Ou
 
     target = None
     if settings is None:  # their problem is said above: the path a sync would be given, else the default
+        if path_problem("duckdb_path", duckdb_path, given=True):
+            report.lines.append("  not checked: its path is refused above")
+            return
         path = configured_path(duckdb_path)
     else:
         try:  # `--duckdb` with another destination is a problem, as every command says, not one of them ignored

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -123,7 +124,7 @@ def resolve_settings(**explicit: Any) -> OutreachSettings:
         settings = resolve_configuration(OutreachSettings(), sections=SECTIONS, explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
         raise ConfigError(_unreadable(exc)) from None
-    _validate(settings)
+    _validate(settings, given)
     return settings
 
 
@@ -147,19 +148,36 @@ def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
 
-#: settings that name a path: one of spaces only named a file or folder called that, beside the command
-PATH_SETTINGS = ("duckdb_path", "spool_dir", "pipelines_dir")
+#: settings that name a path, and their flag: one of spaces only named a file or folder called that, beside the
+#: command, and a warehouse path that names no file (`--duckdb ""` arrives as ".") named the current folder
+PATH_SETTINGS = {"duckdb_path": "--duckdb", "spool_dir": "--spool", "pipelines_dir": "--pipelines-dir"}
 
 
-def _validate(settings: OutreachSettings) -> None:
+def _validate(settings: OutreachSettings, given: Mapping[str, Any]) -> None:
     for name in PATH_SETTINGS:
-        value = getattr(settings, name)
-        if isinstance(value, str) and value and not value.strip():
-            raise ConfigError(f"{SECTIONS[0]}.{SECTION}.{name} is blank: set it to a path, or unset it for the default")
+        problem = path_problem(name, getattr(settings, name), given=name in given)
+        if problem:
+            raise ConfigError(problem)
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
     _check_duckdb_settings(settings)
     settings.api_key_list()  # a malformed key list fails here, at the edge
     check_spool(settings.spool_location())
+
+
+def path_problem(name: str, value: Any, *, given: bool) -> str | None:
+    """Why the path setting `name` cannot be used, if it cannot: blank, or, for the warehouse, naming no file.
+    `given`: passed by the command (its flag), else read from the settings. An empty value means unset."""
+    text = "" if value is None else str(value)
+    where = f"the given {name} ({PATH_SETTINGS[name]} {text!r})" if given else f"{SECTIONS[0]}.{SECTION}.{name}"
+    if text and not text.strip():
+        fix = "give a path, or leave it out" if given else "set it to a path, or unset it"
+        return f"{where} is blank: {fix} for the default"
+    if text and name == "duckdb_path" and not Path(text).name:
+        return (
+            f"{where} names a folder, not a DuckDB file: give the warehouse's file, such as "
+            f"{constants.DEFAULT_DUCKDB_PATH}"
+        )
+    return None
 
 
 def check_spool(spool: Path) -> None:

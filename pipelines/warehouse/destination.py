@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.core import constants
-from pipelines.core.config import OutreachSettings, resolve_settings
+from pipelines.core.config import OutreachSettings, path_problem, resolve_settings
 from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
 from pipelines.core.root_cause import chain
 from pipelines.warehouse.duckdb_file import create_duckdb_file
@@ -190,6 +190,9 @@ def warehouse_target(
     destination: str | None = None,
 ) -> Warehouse:
     """The warehouse every command and flow uses: explicit arguments over `settings` (dlt config)."""
+    problem = path_problem("duckdb_path", duckdb_path, given=True)
+    if problem:
+        raise ConfigError(problem)
     cfg = settings or resolve_settings()
     name = (destination or cfg.destination or "duckdb").strip().lower()
     if name == "duckdb":

@@ -163,6 +163,28 @@ def test_a_setting_that_cannot_be_used_fails_before_the_first_api_request(
     assert sandbox.metrics()["requests"] == 0
 
 
+@pytest.mark.parametrize(
+    ("given", "said"), [("   ", "is blank: give a path"), ("", "names a folder, not a DuckDB file")]
+)
+def test_a_blank_or_nameless_duckdb_flag_is_refused_by_every_command(
+    given: str, said: str, no_outreach_env: Path
+) -> None:
+    """`--duckdb "   "` named a file called that (`outreach models` made `   .writer.lock`), and `--duckdb ""` (an
+    unset shell variable; it arrives as ".") the current folder, or `ValueError: PosixPath('.') has an empty name`."""
+    url = ["--base-url", "http://127.0.0.1:9/api/v1", "--api-key", "k"]  # never asked: the path is refused first
+    line = f"the given duckdb_path (--duckdb {str(Path(given))!r}) {said}"
+    for command in (["sync", *url], ["models"], ["status"], ["alerts"], ["docs"]):
+        result = subprocess.run(
+            [OUTREACH, *command, "--duckdb", given], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert result.returncode == 1 and result.stderr.startswith(f"error: {line}"), (command, result)
+        assert len(result.stderr.splitlines()) == 1, (command, result.stderr)
+    result = subprocess.run([OUTREACH, "check", *url, "--duckdb", given], capture_output=True, text=True, check=False)
+    assert result.returncode == 1 and f"  problem: {line}" in result.stdout, result
+    assert "ok, writable" not in result.stdout, result.stdout
+    assert sorted(p.name for p in no_outreach_env.iterdir()) == []
+
+
 def _storage_version(path: Path) -> str:
     con = duckdb.connect()
     try:
