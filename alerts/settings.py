@@ -109,8 +109,20 @@ def resolve_alert_settings(**explicit: Any) -> AlertSettings:
         why = uncoercible(exc, ("alerts",)) or f"[alerts] settings cannot be read: {one_line(exc)}"
         raise ConfigError(why) from None
     check_bounds({name: getattr(settings, name) for name in BOUNDS}, BOUNDS, "alerts")
-    settings.target_list()  # a malformed list fails here, at the edge
+    for number, url in enumerate(settings.target_list(), start=1):  # a malformed list fails here, at the edge
+        if not loadable(url):  # it would fail every notification, each run, for as long as it is set
+            raise ConfigError(
+                f"alerts.targets #{number} ({masked_target(url)}) is not a URL Apprise can load: check its scheme "
+                "and parts against Apprise's list of services (https://github.com/caronc/apprise/wiki)"
+            )
     return settings
+
+
+def loadable(url: str) -> bool:
+    """Whether Apprise makes a target of `url` (a known scheme with the parts that service needs)."""
+    import apprise
+
+    return apprise.Apprise.instantiate(url, suppress_exceptions=True) is not None
 
 
 def masked_target(url: str) -> str:

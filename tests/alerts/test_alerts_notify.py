@@ -129,3 +129,20 @@ def test_outreach_alerts_test_says_a_failure_once() -> None:
 )
 def test_a_shown_target_holds_no_secret(url: str, shown: str) -> None:
     assert masked_target(url) == shown and "SECRET" not in shown
+
+
+def test_a_target_apprise_cannot_load_is_refused_when_the_settings_are_read() -> None:
+    """It was taken, and every evaluation then owed it a notification it could never send."""
+    targets = '["json://127.0.0.1:9/hook", "mailto://user:SECRETpw@127.0.0.1:9?to=a@b.c"]'
+    said = (
+        "alerts.targets #2 (mailto://…) is not a URL Apprise can load: check its scheme and parts against Apprise's "
+        "list of services (https://github.com/caronc/apprise/wiki)"
+    )
+    with pytest.raises(ConfigError) as info:
+        resolve_alert_settings(targets=targets)
+    assert str(info.value) == said
+    env = {**os.environ, "ALERTS__TARGETS": targets}
+    outreach = str(Path(sys.executable).with_name("outreach"))
+    result = subprocess.run([outreach, "alerts", "test"], env=env, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"error: {said}\n"), result
+    assert len(resolve_alert_settings(targets='["json://127.0.0.1:9/hook"]').target_list()) == 1
