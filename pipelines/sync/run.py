@@ -75,6 +75,8 @@ def sync(
     problem = working_dir_problem(warehouse.duckdb_path, cfg.pipelines_dir)
     if problem:
         raise ConfigError(problem)
+    if warehouse.is_postgres:
+        warehouse.postgres_credentials()  # read, not connected: a URL that cannot be read fails before any request
     given = [k.strip() for k in (api_keys or []) if k and k.strip()]
     keys = given or cfg.api_key_list()
     require_api(cfg, keys)

@@ -19,11 +19,11 @@ from typing import Any
 from pipelines.core import constants
 from pipelines.core.config import OutreachSettings, path_problem, resolve_settings
 from pipelines.core.errors import ConfigError, WarehouseError, postgres_unreachable
-from pipelines.core.root_cause import chain
 from pipelines.warehouse.duckdb_file import create_duckdb_file
 from pipelines.warehouse.duckdb_memory import load_threads
 from pipelines.warehouse.load_dir import chosen_dlt_dir
 from pipelines.warehouse.lock import LockTarget, file_target
+from pipelines.warehouse.postgres_credentials import read_credentials
 
 log = logging.getLogger(__name__)
 
@@ -102,34 +102,8 @@ class Warehouse:
             raise WarehouseError(postgres_unreachable(self.label, exc)) from exc
 
     def postgres_credentials(self) -> Any:
-        """dlt's resolved PostgreSQL credentials, through dlt's public destination factory (holds the password)."""
-        import dlt
-        from dlt.common.configuration.exceptions import InvalidNativeValue
-
-        creds = None
-        try:
-            creds = dlt.destinations.postgres().configuration(None, accept_partial=True).credentials  # type: ignore[arg-type]
-        except Exception as exc:  # noqa: BLE001 - any other failure to resolve counts as missing, said below
-            if any(isinstance(e, InvalidNativeValue) for e in chain(exc)):
-                # `from None`: dlt's errors around it may quote the value, password included
-                raise ConfigError(
-                    "DESTINATION__POSTGRES__CREDENTIALS is not a connection URL dlt can read "
-                    "(postgresql://user:password@host:5432/database): percent-encode @ : / # ? % in the user and "
-                    "password (@ as %40, : as %3A, / as %2F, # as %23)"
-                ) from None
-        if creds is not None and not creds.is_resolved() and creds.password is None:
-            if creds.username and creds.host and creds.database:
-                # no password: trust or peer authentication, or ~/.pgpass; dlt requires one, libpq takes an
-                # empty one as none given and looks it up itself
-                creds.password = ""
-                creds.resolve()
-        if creds is None or not creds.is_resolved():
-            raise ConfigError(
-                "PostgreSQL credentials missing or incomplete: set DESTINATION__POSTGRES__CREDENTIALS "
-                "(postgresql://user:password@host:5432/database) or [destination.postgres] credentials "
-                "in .dlt/secrets.toml"
-            )
-        return creds
+        """dlt's resolved PostgreSQL credentials (`postgres_credentials.read_credentials`; holds the password)."""
+        return read_credentials()
 
     def dlt_destination(self, staging_suffix: str = "") -> Any:
         """The dlt destination, its staging dataset ``outreach_staging_<suffix>`` (one per pipeline: a

@@ -185,6 +185,34 @@ def test_a_blank_or_nameless_duckdb_flag_is_refused_by_every_command(
     assert sorted(p.name for p in no_outreach_env.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://loader:se@cret@127.0.0.1:5432/wh", "holds an @ in its user or password, read as the start"),
+        (
+            "postgresql://loader:secret@127.0.0.1:54x2/wh",
+            "is not a connection URL dlt can read (postgresql://user:password@host:5432/database): what it reads as "
+            "the port is not a number",
+        ),
+    ],
+)
+def test_a_postgres_url_that_cannot_be_read_fails_before_the_first_request_and_shows_no_part_of_the_password(
+    url: str, said: str, no_outreach_env: Path, make_sandbox: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unencoded @ in the password made the rest of it the host, which the connection error then showed
+    (`could not translate host name "cret@127.0.0.1"`), after the keys were checked against the API; a port that
+    is not a number was advised to percent-encode the user and password only."""
+    sandbox = make_sandbox(scale="tiny", rate_limit=0)
+    sandbox.reset_metrics()
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", url)
+    sync = [OUTREACH, "sync", "--destination", "postgres", "--base-url", sandbox.base_url]
+    for command in ([*sync, "--api-key", admin_keys(sandbox)[0]], [OUTREACH, "status", "--destination", "postgres"]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert result.returncode == 1 and result.stderr.startswith(f"error: DESTINATION__POSTGRES__CREDENTIALS {said}")
+        assert len(result.stderr.splitlines()) == 1 and "cret" not in result.stdout + result.stderr, result
+    assert sandbox.metrics()["requests"] == 0
+
+
 def _storage_version(path: Path) -> str:
     con = duckdb.connect()
     try:
