@@ -30,6 +30,7 @@ from pipelines.core.config import OutreachSettings, resolve_settings
 from pipelines.core.errors import ConfigError, OutreachError
 from pipelines.core.fanout import map_in_threads
 from pipelines.sync import run
+from pipelines.sync.claims import one_sync_per_workspace
 from pipelines.warehouse.destination import warehouse_target
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ def sync_workspace(
     )
     destination = warehouse_target(settings).label
     report = cast("SyncReport", sync_task([key_ref], mode, quoted(settings)))
+    if not report.workspaces:  # another subflow of the run syncs this key's workspace (its line is logged)
+        return WorkspaceResult(key_ref, True)
     (workspace,) = report.workspaces
     stages_s = _stage_seconds(workspace)
     result = WorkspaceResult(key_ref, True, "", workspace, stages_s, report.events_loaded)
@@ -166,9 +169,10 @@ def sync_batch(
 def _in_process(refs: list[str], params: dict[str, Any], max_parallel: int) -> list[WorkspaceResult]:
     """One ``sync_workspace`` subflow per workspace, in threads of this process."""
     run.preload_libraries()  # concurrent first imports of pandas can fail
-    return map_in_threads(
-        functools.partial(_run_workspace, **params), refs, workers=max_parallel, name="outreach-workspace"
-    )
+    with one_sync_per_workspace():  # a workspace two of the keys open is synced by the first subflow to ask
+        return map_in_threads(
+            functools.partial(_run_workspace, **params), refs, workers=max_parallel, name="outreach-workspace"
+        )
 
 
 def _handed_out(

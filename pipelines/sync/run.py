@@ -30,6 +30,7 @@ from pipelines.core.errors import ConfigError, OutreachError
 from pipelines.core.progress import ProgressDisplay, SyncProgress, WorkspaceProgress
 from pipelines.core.report import SyncReport, WorkspaceReport
 from pipelines.source.quarantine import RejectedRecordsError, summary_line
+from pipelines.sync import claims
 from pipelines.sync.batches import run_batches
 from pipelines.warehouse import demo_guard, lock
 from pipelines.warehouse.destination import dlt_working_dir, warehouse_target
@@ -92,7 +93,8 @@ def sync(
             checked = _accounts(keys, cfg)
         failures = [(i, r) for i, r in enumerate(checked) if isinstance(r, OutreachError)]
         found, left_out = one_per_workspace([r for r in checked if isinstance(r, Workspace)])
-        for line in left_out:
+        found, taken_elsewhere = claims.take(found)
+        for line in [*left_out, *taken_elsewhere]:
             (notify or log.warning)(line)
         demo_guard.refuse_foreign_workspaces(warehouse.duckdb_path, [w.account for w in found])
         preload_libraries()

@@ -119,6 +119,10 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     refs.append("env:OUTREACH_FLOWS_TEST_KEY_B")
     monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B_AGAIN", second["key"])  # listed twice: synced once
     refs.append("env:OUTREACH_FLOWS_TEST_KEY_B_AGAIN")
+    # the read-write key of the same workspace, in a subflow of its own: that workspace was synced twice
+    second_rw = next(k for k in sandbox.keys() if k["level"] == "rw" and k["workspace_id"] == second["workspace_id"])
+    monkeypatch.setenv("OUTREACH_FLOWS_TEST_KEY_B_RW", second_rw["key"])
+    refs.append("env:OUTREACH_FLOWS_TEST_KEY_B_RW")
 
     # Record every load's interval; a short sleep inside widens any overlap a broken lock allows.
     intervals: list[tuple[float, float, str]] = []
@@ -149,7 +153,8 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
         rate_limit_per_minute=FAST_PACE,
         pipelines_dir=str(tmp_path / "dlt"),
     )
-    assert [r.ok for r in results] == [True, True]
+    assert [r.ok for r in results] == [True, True, True]
+    assert sum(r.sync_report is None for r in results) == 1  # one of the second workspace's two keys synced it
 
     # Two loads, one per workspace (one subflow each), never overlapping; models built once, after both loads.
     intervals.sort()
@@ -201,11 +206,13 @@ def test_sync_all_loads_two_workspaces_builds_models_once_and_never_overlaps_loa
     # No key in any parameter, log line or artifact of the run or its subflows.
     texts = [repr(run.parameters) for run in gathered["runs"]]
     texts += [log.message for log in gathered["logs"]] + [str(a.data) for a in gathered["artifacts"]]
-    assert len(gathered["runs"]) == 3 and len(published) == 3
+    assert len(gathered["runs"]) == 4 and len(published) == 3  # the subflow that synced nothing published nothing
     assert any("models built" in t for t in texts), "the models logger did not reach the run logs"
     said = "env:OUTREACH_FLOWS_TEST_KEY_B_AGAIN holds the same key as env:OUTREACH_FLOWS_TEST_KEY_B: its workspace is "
     assert any(said + "synced once" in t for t in texts), "the key listed twice was not named in the run's log"
-    for key in (first["key"], second["key"]):
+    said = f"({second['workspace_id']}) is synced once in this run, with another of its keys"
+    assert any(said in t for t in texts), [t for t in texts if "synced once" in t]
+    for key in (first["key"], second["key"], second_rw["key"]):
         assert not [t for t in texts if key in t], "an API key leaked into the run's logs/artifacts/parameters"
 
 
