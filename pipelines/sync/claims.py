@@ -12,15 +12,16 @@ from contextvars import ContextVar
 
 from pipelines.api.accounts import Workspace
 
-#: the ids of the workspaces this run's syncs took; None outside `one_sync_per_workspace`
-_TAKEN: ContextVar[set[str] | None] = ContextVar("outreach_workspaces_taken", default=None)
+#: workspace id -> the key that took it (in memory only), for the workspaces this run's syncs took; None outside
+#: `one_sync_per_workspace`. The same key takes its workspace again: a retried task syncs what it took.
+_TAKEN: ContextVar[dict[str, str] | None] = ContextVar("outreach_workspaces_taken", default=None)
 _LOCK = threading.Lock()
 
 
 @contextmanager
 def one_sync_per_workspace() -> Iterator[None]:
     """Within the block, and in the threads started with a copy of its context, each workspace is synced once."""
-    token = _TAKEN.set(set())
+    token = _TAKEN.set({})
     try:
         yield
     finally:
@@ -36,11 +37,10 @@ def take(found: Sequence[Workspace]) -> tuple[list[Workspace], list[str]]:
     left_out: list[str] = []
     with _LOCK:
         for ws in found:
-            if ws.workspace_id in taken:
+            if taken.setdefault(ws.workspace_id, ws.api_key) == ws.api_key:
+                kept.append(ws)
+            else:
                 left_out.append(
                     f"workspace {ws.name} ({ws.workspace_id}) is synced once in this run, with another of its keys"
                 )
-            else:
-                taken.add(ws.workspace_id)
-                kept.append(ws)
     return kept, left_out
