@@ -140,13 +140,27 @@
         incidents (alerts/store.py) -#}
     {%- set made_before = _made_by_builds() -%}
     {%- set made = built.keys() | list -%}
+    {%- set removed = [] -%}
     {%- for name, relation in existing.items() | sort -%}
         {%- if name in made_before and name not in built and not name.endswith(next_suffix()) -%}
             {%- if name in model_names -%}
                 {%- do made.append(name) -%}
             {%- else -%}
-                {%- do statements.append(drop_relation_sql(relation)) -%}
+                {%- do removed.append(relation) -%}
             {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {#- one that a view of someone else's reads stays (dropped with `cascade`, the view went too), and stays in the
+        record: a later build drops it once nothing reads it -#}
+    {%- set read_by = views_reading(removed) -%}
+    {%- for relation in removed -%}
+        {%- set name = relation.identifier | lower -%}
+        {%- if name in read_by -%}
+            {%- do made.append(name) -%}
+            {%- do exceptions.warn(target.schema ~ '.' ~ name ~ ' is no longer built by any model, and is kept: '
+                ~ read_by[name] | join(', ') ~ ' read(s) it; drop or change that, and the next build drops it') -%}
+        {%- else -%}
+            {%- do statements.append(drop_relation_sql(relation)) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- do statements.extend(restore_additions_sql(replaced)) -%}

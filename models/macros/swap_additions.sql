@@ -10,7 +10,7 @@
     the views again in dependency order with their options, comment and (where the build's role may give it)
     owner, and grants again what was granted on each. A view that cannot be made again (it reads a column the
     new build no longer has) fails the swap, naming the view: the published relations, that view included, stay
-    as they were.
+    as they were. A removed model's relation that a view reads is not dropped (`views_reading`).
 
     DuckDB binds a view to names when it is read, and has no grants: nothing to do there.
 -#}
@@ -112,4 +112,30 @@ begin
     end loop;
 end
 $outreach$"]) }}
+{% endmacro %}
+
+{#- The views that read each of `relations` (a removed model's relations the swap would drop), other than those
+    relations themselves: {identifier: ['schema.view', ...]}. -#}
+{% macro views_reading(relations) %}{{ return(adapter.dispatch('views_reading', 'outreach')(relations)) }}{% endmacro %}
+{% macro default__views_reading(relations) %}{{ return({}) }}{% endmacro %}
+{% macro postgres__views_reading(relations) %}
+    {%- if not relations -%}{{ return({}) }}{%- endif -%}
+    {%- set ids = [] -%}
+    {%- for relation in relations -%}
+        {%- do ids.append("'" ~ relation.include(database=false) ~ "'::regclass") -%}
+    {%- endfor -%}
+    {%- set rows = run_query("select distinct lower(read.relname), format('%s.%s', namespace.nspname, view.relname)
+        from pg_depend as dep
+        inner join pg_rewrite as rewrite on dep.objid = rewrite.oid
+        inner join pg_class as read on read.oid = dep.refobjid
+        inner join pg_class as view on view.oid = rewrite.ev_class
+        inner join pg_namespace as namespace on namespace.oid = view.relnamespace
+        where dep.classid = 'pg_rewrite'::regclass and dep.refclassid = 'pg_class'::regclass
+            and dep.refobjid in (" ~ ids | join(', ') ~ ") and rewrite.ev_class not in (" ~ ids | join(', ') ~ ")
+        order by 1, 2") -%}
+    {%- set read_by = {} -%}
+    {%- for row in rows.rows -%}
+        {%- do read_by.setdefault(row[0], []).append(row[1]) -%}
+    {%- endfor -%}
+    {{ return(read_by) }}
 {% endmacro %}

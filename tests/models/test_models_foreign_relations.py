@@ -4,7 +4,8 @@ drops only what an earlier build made (the record `reporting_inputs.built_relati
 
 On PostgreSQL, views that read a mart (in any schema, and the views over them) are made again over the new tables
 with their grants and comment, and the grants on a mart are kept: the swap's `drop ... cascade` of the mart's old
-table dropped those views at every build, and its new table had none of the old one's grants."""
+table dropped those views at every build, and its new table had none of the old one's grants. A removed model's
+table that a view reads stays until nothing reads it: its drop took the view."""
 
 from __future__ import annotations
 
@@ -84,6 +85,21 @@ def test_the_same_on_postgres_where_the_views_that_read_a_mart_are_made_again(
     ]
     assert run("select obj_description('analytics.names'::regclass, 'pg_class')") == [("campaign names",)]
     assert run("select viewowner from pg_views where viewname = 'name_count'") == [("outreach_analyst",)]
+
+    # a removed model's table that a view reads stays (its drop with `cascade` took the view), said in a warning,
+    # and goes at the first build after nothing reads it
+    run("create table reporting.retired_mart as select 7 as x")
+    run("insert into reporting_inputs.built_relations (name) values ('retired_mart')")
+    run("create view analytics.retired_x as select x from reporting.retired_mart")
+    report = build(warehouse, publish=False)
+    assert report.passed and run("select x from analytics.retired_x") == [(7,)]
+    assert (
+        "reporting.retired_mart is no longer built by any model, and is kept: analytics.retired_x read(s) it; drop or "
+        "change that, and the next build drops it"
+    ) in report.warnings, report.warnings
+    run("drop view analytics.retired_x")
+    assert build(warehouse, publish=False).passed
+    assert run("select count(*) from information_schema.tables where table_name = 'retired_mart'") == [(0,)]
 
     # a view that reads a column the new tables do not have: the build fails naming it, and nothing changes
     run("alter table reporting.campaign_performance rename column campaign_name to old_name")
