@@ -24,10 +24,10 @@
         {{ exceptions.raise_compiler_error("var extra_reply_classes must map reply_type to class, e.g. {out_of_office_v2: auto_reply}") }}
     {%- endif -%}
     {%- set merged = {} -%}
-    {%- for source_map in [base, extra] -%}
+    {%- for var_name, source_map in [('reply_classes', base), ('extra_reply_classes', extra)] -%}
         {%- for reply_type, reply_class in source_map.items() -%}
             {%- if reply_class not in reply_class_names() -%}
-                {{ exceptions.raise_compiler_error("reply_classes: '" ~ reply_type ~ "' maps to '" ~ reply_class
+                {{ exceptions.raise_compiler_error(var_name ~ ": '" ~ reply_type ~ "' maps to '" ~ reply_class
                     ~ "', which is not one of " ~ reply_class_names() | join(', ')) }}
             {%- endif -%}
             {%- do merged.update({(reply_type | string | trim | lower): reply_class}) -%}

@@ -496,7 +496,7 @@ def test_a_reply_class_outside_the_five_fails_naming_it(
 
     with pytest.raises(
         ModelBuildError,
-        match="'vacation_responder' maps to 'great', which is not one of positive",
+        match="extra_reply_classes: 'vacation_responder' maps to 'great', which is not one of positive",
     ):
         build(
             synthetic_history,
