@@ -69,10 +69,13 @@ def explain_sqlstate(error: BaseException) -> str | None:
 
 
 def one_line(error: BaseException, limit: int = 300, *, all_lines: bool = False) -> str:
-    """An error's message in one line, at most `limit` characters; the error's type name when it has no message.
+    """An error's message in one line, at most `limit` characters (cut between words, ending in …); the error's type
+    name when it has no message.
     Its first non-empty line (what follows is most libraries' detail), or with `all_lines` every line joined
     (dbt puts the cause below a generic first line). Every one-line error of the product quotes a library's
     message through this."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     text = " ".join(lines) if all_lines else (lines[0] if lines else "")
-    return text[:limit] if text else type(error).__name__
+    if len(text) > limit:  # cut between words, and say so: a number cut short reads as whole
+        text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return text or type(error).__name__

@@ -134,7 +134,7 @@ def damage_problem(path: Path) -> str | None:
         if _in_use(exc):
             return None
         return (
-            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {one_line(exc)[:120]}): "
+            f"warehouse {path} is damaged: DuckDB cannot read it ({type(exc).__name__}: {one_line(exc)}): "
             "restore it from a copy, or move it away (the next sync creates a new one; use --mode full)"
         )
     finally:

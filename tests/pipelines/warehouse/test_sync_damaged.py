@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_no_duplicates, assert_warehouse_equals_api, query
 from typer.testing import CliRunner
@@ -78,6 +79,10 @@ def test_a_damaged_warehouse_is_named_by_sync_status_and_check(make_sandbox: Any
     line = str(caught.value)
     assert str(db) in line and ("damaged" in line or "not a valid DuckDB" in line), line
     assert "another process" not in line and "\n" not in line
+    if damage == "truncated":  # DuckDB's own line, whole: it was cut at 120 characters, "from location )"
+        with pytest.raises(duckdb.Error) as read:
+            duckdb.connect(str(db), read_only=True)
+        assert str(read.value) in line, line
     assert isinstance(caught.value, WarehousePathError)  # no retry mends it: a flow's sync task fails at once
 
     result = CliRunner().invoke(app, ["status", "--duckdb", str(db)])

@@ -1,0 +1,17 @@
+"""One line of an error's message (pipelines/core/root_cause.py)."""
+
+from __future__ import annotations
+
+from pipelines.core.root_cause import one_line
+
+
+def test_a_long_message_is_cut_between_words_and_says_so() -> None:
+    """Cut at a fixed length, `... from location 4468736` read `... from location )` inside a line's brackets."""
+    error = OSError("attempted to read 262144 bytes from location 4468736")
+    assert one_line(error) == str(error)
+    assert one_line(error, 47) == "attempted to read 262144 bytes from location…"
+    assert len(one_line(error, 47)) <= 47
+    assert one_line(OSError("x" * 50), 10) == "x" * 9 + "…"  # no space to cut at
+    assert one_line(ValueError("first\n\n  second  ")) == "first"
+    assert one_line(ValueError("first\nsecond"), all_lines=True) == "first second"
+    assert one_line(ValueError("")) == "ValueError"
