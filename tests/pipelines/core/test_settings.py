@@ -13,7 +13,9 @@ from typing import Any
 import duckdb
 import pytest
 from test_sync_support import admin_keys, api_truth, assert_warehouse_equals_api
+from typer.testing import CliRunner
 
+from flows.cli import app
 from pipelines.core.config import resolve_settings
 from pipelines.core.errors import ConfigError
 
@@ -174,14 +176,12 @@ def test_a_blank_or_nameless_duckdb_flag_is_refused_by_every_command(
     url = ["--base-url", "http://127.0.0.1:9/api/v1", "--api-key", "k"]  # never asked: the path is refused first
     line = f"the given duckdb_path (--duckdb {str(Path(given))!r}) {said}"
     for command in (["sync", *url], ["models"], ["status"], ["alerts"], ["docs"]):
-        result = subprocess.run(
-            [OUTREACH, *command, "--duckdb", given], capture_output=True, text=True, timeout=120, check=False
-        )
-        assert result.returncode == 1 and result.stderr.startswith(f"error: {line}"), (command, result)
-        assert len(result.stderr.splitlines()) == 1, (command, result.stderr)
-    result = subprocess.run([OUTREACH, "check", *url, "--duckdb", given], capture_output=True, text=True, check=False)
-    assert result.returncode == 1 and f"  problem: {line}" in result.stdout, result
-    assert "ok, writable" not in result.stdout, result.stdout
+        result = CliRunner().invoke(app, [*command, "--duckdb", given])
+        assert result.exit_code == 1 and result.output.startswith(f"error: {line}"), (command, result.output)
+        assert len(result.output.splitlines()) == 1, (command, result.output)
+    result = CliRunner().invoke(app, ["check", *url, "--duckdb", given])
+    assert result.exit_code == 1 and f"  problem: {line}" in result.output, result.output
+    assert "ok, writable" not in result.output, result.output
     assert sorted(p.name for p in no_outreach_env.iterdir()) == []
 
 
