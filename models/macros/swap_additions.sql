@@ -24,10 +24,7 @@
 {% macro default__save_additions_sql(relations, own_names) %}{{ return([]) }}{% endmacro %}
 {% macro postgres__save_additions_sql(relations, own_names) %}
     {%- if not relations -%}{{ return([]) }}{%- endif -%}
-    {%- set ids = [] -%}
-    {%- for relation in relations -%}
-        {%- do ids.append("'" ~ relation.include(database=false) ~ "'::regclass") -%}
-    {%- endfor -%}
+    {%- set ids = _regclasses(relations) -%}
     {%- set own = "'" ~ (own_names | join("', '")) ~ "'" -%}
     {{ return([
         'create temporary table outreach_search_path on commit drop as select current_setting(\'search_path\') as value',
@@ -38,7 +35,7 @@
             from pg_depend as dep
             inner join pg_rewrite as rewrite on dep.objid = rewrite.oid
             where dep.classid = 'pg_rewrite'::regclass and dep.refclassid = 'pg_class'::regclass
-                and dep.refobjid in (" ~ ids | join(', ') ~ ") and rewrite.ev_class <> dep.refobjid
+                and dep.refobjid in (" ~ ids ~ ") and rewrite.ev_class <> dep.refobjid
             union
             select rewrite.ev_class, readers.depth + 1
             from readers
@@ -59,7 +56,7 @@
         union all
         select namespace.nspname, class.relname, class.relacl
         from pg_class as class inner join pg_namespace as namespace on namespace.oid = class.relnamespace
-        where class.oid in (" ~ ids | join(', ') ~ ") and class.relacl is not null",
+        where class.oid in (" ~ ids ~ ") and class.relacl is not null",
     ]) }}
 {% endmacro %}
 
@@ -120,10 +117,7 @@ $outreach$"]) }}
 {% macro default__views_reading(relations) %}{{ return({}) }}{% endmacro %}
 {% macro postgres__views_reading(relations) %}
     {%- if not relations -%}{{ return({}) }}{%- endif -%}
-    {%- set ids = [] -%}
-    {%- for relation in relations -%}
-        {%- do ids.append("'" ~ relation.include(database=false) ~ "'::regclass") -%}
-    {%- endfor -%}
+    {%- set ids = _regclasses(relations) -%}
     {%- set rows = run_query("select distinct lower(read.relname), format('%s.%s', namespace.nspname, view.relname)
         from pg_depend as dep
         inner join pg_rewrite as rewrite on dep.objid = rewrite.oid
@@ -131,11 +125,20 @@ $outreach$"]) }}
         inner join pg_class as view on view.oid = rewrite.ev_class
         inner join pg_namespace as namespace on namespace.oid = view.relnamespace
         where dep.classid = 'pg_rewrite'::regclass and dep.refclassid = 'pg_class'::regclass
-            and dep.refobjid in (" ~ ids | join(', ') ~ ") and rewrite.ev_class not in (" ~ ids | join(', ') ~ ")
+            and dep.refobjid in (" ~ ids ~ ") and rewrite.ev_class not in (" ~ ids ~ ")
         order by 1, 2") -%}
     {%- set read_by = {} -%}
     {%- for row in rows.rows -%}
         {%- do read_by.setdefault(row[0], []).append(row[1]) -%}
     {%- endfor -%}
     {{ return(read_by) }}
+{% endmacro %}
+
+{#- `relations` as a list of PostgreSQL relation ids, for `in (...)`. -#}
+{% macro _regclasses(relations) %}
+    {%- set ids = [] -%}
+    {%- for relation in relations -%}
+        {%- do ids.append("'" ~ relation.include(database=false) ~ "'::regclass") -%}
+    {%- endfor -%}
+    {{ return(ids | join(', ')) }}
 {% endmacro %}
