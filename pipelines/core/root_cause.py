@@ -69,13 +69,17 @@ def explain_sqlstate(error: BaseException) -> str | None:
 
 
 def one_line(error: BaseException, limit: int = 300, *, all_lines: bool = False) -> str:
-    """An error's message in one line, at most `limit` characters (cut between words, ending in …); the error's type
+    """An error's message in one line, at most `limit` characters (a longer one cut, ending in …); the error's type
     name when it has no message.
     Its first non-empty line (what follows is most libraries' detail), or with `all_lines` every line joined
     (dbt puts the cause below a generic first line). Every one-line error of the product quotes a library's
     message through this."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     text = " ".join(lines) if all_lines else (lines[0] if lines else "")
-    if len(text) > limit:  # cut between words, and say so: a number cut short reads as whole
-        text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    if len(text) > limit:  # marked: a number cut short reads as whole
+        cut = text[: limit - 1]
+        space = cut.rfind(" ")
+        if space >= max(1, limit - 40):  # between words when one ends near the limit; a long path keeps what fits
+            cut = cut[:space]
+        text = cut + "…"
     return text or type(error).__name__

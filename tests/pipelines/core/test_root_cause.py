@@ -12,6 +12,8 @@ def test_a_long_message_is_cut_between_words_and_says_so() -> None:
     assert one_line(error, 47) == "attempted to read 262144 bytes from location…"
     assert len(one_line(error, 47)) <= 47
     assert one_line(OSError("x" * 50), 10) == "x" * 9 + "…"  # no space to cut at
+    long_path = "cannot open /" + "a" * 400
+    assert one_line(OSError(long_path)) == long_path[:299] + "…"  # a path is kept as far as it fits, not dropped
     assert one_line(ValueError("first\n\n  second  ")) == "first"
     assert one_line(ValueError("first\nsecond"), all_lines=True) == "first second"
     assert one_line(ValueError("")) == "ValueError"
