@@ -158,17 +158,19 @@ def prefect_harness() -> Iterator[str]:
     Per file, not per session: an idle server still costs CPU (its services poll its database), and a
     session's server idled from the first file that used it to the worker's last file.
 
-    Prefect's own ``prefect_test_harness``: this process's settings point at it; subprocesses
+    Prefect's own ``prefect_test_harness`` (started again on another port if another test took its port first,
+    tests/prefect_harness.py): this process's settings point at it; subprocesses
     (the ``prefect`` CLI, workers) get the URL through ``PREFECT_API_URL``. Its server begins its SQLite
     transactions as ``outreach demo``'s does (tests/_site/sitecustomize.py): Prefect's own default made its
     client wait out 503s, 3 or 4 times per run of tests/flows/test_flows.py. Its database starts from the
     migrated template ``outreach demo``'s servers keep (the same file), so it does not migrate a new one.
     """
     from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_ANALYTICS_ENABLED, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
+
+    from tests.prefect_harness import prefect_harness_started
 
     with temporary_settings(updates={PREFECT_SERVER_ANALYTICS_ENABLED: False}):
-        with prefect_test_harness(server_startup_timeout=120):
+        with prefect_harness_started():
             yield str(PREFECT_API_URL.value())
 
 
