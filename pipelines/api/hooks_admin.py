@@ -151,10 +151,15 @@ def list_subscriptions(*, duckdb_path: str | Path | None = None, include_deleted
 
 
 def record_path(duckdb_path: str | Path | None = None) -> Path:
-    """``<warehouse stem>_hooks.json`` beside the configured warehouse (its default when none is set)."""
-    from pipelines.core.config import resolve_settings
+    """``<warehouse stem>_hooks.json`` beside the configured warehouse (its default when none is set), the path read
+    as every command reads it: `~` expanded (`~/w.duckdb` put the record in a folder named `~`), a blank or
+    nameless one refused."""
+    from pipelines.core.config import path_problem, resolve_settings
 
-    warehouse = Path(duckdb_path or resolve_settings().duckdb_path)
+    problem = path_problem("duckdb_path", duckdb_path, given=True)
+    if problem:
+        raise ConfigError(problem)
+    warehouse = Path(duckdb_path or resolve_settings().duckdb_path).expanduser()
     return warehouse.with_name(warehouse.name.split(".")[0] + RECORD_SUFFIX)
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
@@ -187,3 +188,19 @@ def test_a_record_that_cannot_be_read_fails_before_the_api_is_asked(make_sandbox
             done = _cli(*command, *(api if command[0] != "list" else api[-2:]))
             assert done.exit_code == 1 and f"{path} {says}" in done.output, (command, done.output)
         assert sb.metrics()["requests"] == 0 and path.read_text() == text
+
+
+def test_the_record_is_beside_the_warehouse_as_every_command_reads_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`duckdb_path = "~/w.duckdb"` put the record in a folder named `~` beside the command (a subscription made from
+    one folder was not listed from another), and `--duckdb "   "` named a file `   _hooks.json`."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SOURCES__OUTREACH__DUCKDB_PATH", "~/wh/team.duckdb")
+    monkeypatch.chdir(tmp_path)
+    assert record_path() == tmp_path / "home" / "wh" / "team_hooks.json"
+    listed = _cli("list")
+    assert listed.exit_code == 0 and f"recorded in {tmp_path / 'home' / 'wh' / 'team_hooks.json'} " in listed.output
+    blank = _cli("list", "--duckdb", "   ")
+    assert blank.exit_code == 1 and blank.output.startswith("error: the given duckdb_path (--duckdb '   ') is blank")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing made beside the command
