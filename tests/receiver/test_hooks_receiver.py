@@ -279,6 +279,7 @@ def test_listen_on_a_port_in_use_fails_in_one_line_naming_the_option(tmp_path: P
         (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1: not an address of this machine ("),
         (["--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid: not an address of this machine ("),
         (["--spool", "{file}"], "cannot use {file} as the webhook spool: a file is in the way ({file}): move it"),
+        (["--spool", "   "], "the given spool_dir (--spool '   ') is blank: give a path"),  # was a folder named that
     ],
 )
 def test_listen_where_it_cannot_fails_in_one_line_naming_the_option(args: list[str], said: str, tmp_path: Path) -> None:
@@ -300,3 +301,25 @@ def test_listen_where_it_cannot_fails_in_one_line_naming_the_option(args: list[s
     assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"error: {said.format(file=in_the_way)}"), (
         proc.stderr
     )
+
+
+def test_listen_expands_a_home_folder_in_the_spool_as_the_settings_do(tmp_path: Path) -> None:
+    """`--spool=~/spool` (a shell expands no ~ after `=`) spooled into a folder named `~` beside the command, where
+    no sync looks for deliveries."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SOURCES__OUTREACH__SIGNING_SECRET": SECRET, "HOME": str(tmp_path / "home")}
+    with subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "hooks", "listen", "--port", "0", "--spool=~/spool"],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    ) as proc:  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            first = proc.stdout.readline()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert first.rstrip().endswith(f"spooling to {tmp_path / 'home' / 'spool'}/"), first
+    assert not (tmp_path / "~").exists()
