@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_alerts import alerts_app
-from flows.cli_common import Destination
+from flows.cli_common import Destination, output_path
 from flows.cli_hooks import hooks_app
 from flows.cli_models import docs, models
 from flows.cli_sandbox import Scale, sandbox
@@ -179,12 +179,12 @@ def report(
     """Write the HTML dashboard, one self-contained file, from the BI file."""
     from dashboard import ReportError, bi_path_for, configured_warehouse, report_path_for, write_report
 
-    warehouse = duckdb or configured_warehouse()
+    warehouse = configured_warehouse(duckdb)
     bi = bi_path_for(warehouse)
     if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
         fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
     try:
-        path = write_report(bi, out or report_path_for(warehouse))
+        path = write_report(bi, output_path(out, "--out") or report_path_for(warehouse))
     except ReportError as exc:
         fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -32,3 +33,16 @@ def writer_lock(target: Warehouse, what: str, *, missing_ok: bool = False) -> co
 
     notify = lambda line: typer.echo(line, err=True)  # noqa: E731
     return warehouse_writer(target, what=what, timeout_s=resolve_settings().lock_timeout_s, notify=notify)
+
+
+def output_path(value: Path | None, flag: str) -> Path | None:
+    """Where a command writes what it makes (`--out`), as the settings read a path: `~` expanded (the shell expands
+    none after `=`: `--out=~/r.html` made a folder named `~` beside the command), a blank one refused (it named a
+    file of spaces)."""
+    from pipelines.core.errors import ConfigError
+
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise ConfigError(f"{flag} is blank: give a path, or leave it out for the default")
+    return value.expanduser()

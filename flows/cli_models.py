@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli_alerts import after_build_step
-from flows.cli_common import Destination, writer_lock
+from flows.cli_common import Destination, output_path, writer_lock
 from flows.errors import fail, fail_build
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def docs(
     try:
         target = model_target(duckdb, destination)
         with writer_lock(target, "model build", missing_ok=True):
-            site = generate_docs(target, out_dir=out)
+            site = generate_docs(target, out_dir=output_path(out, "--out"))
     except OutreachError as exc:
         fail(str(exc))
     typer.echo(f"docs: {site} (open it in a browser)")

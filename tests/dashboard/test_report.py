@@ -579,6 +579,20 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     (warehouse_dir / "report.html").unlink()
     done = _cli(cwd=tmp_path, env={"HOME": str(tmp_path), "SOURCES__OUTREACH__DUCKDB_PATH": "~/wh/w.duckdb"})
     assert done.returncode == 0 and (warehouse_dir / "report.html").exists(), done.stderr
+    # and the flags the same: `--duckdb=~/...` and `--out=~/...` (no shell expands ~ after `=`) were folders named `~`
+    # beside the command, and `--out "   "` a file named so
+    done = _cli("--duckdb=~/wh/w.duckdb", "--out=~/mine/r.html", cwd=tmp_path, env={"HOME": str(tmp_path)})
+    assert done.returncode == 0 and (tmp_path / "mine" / "r.html").exists(), done.stderr
+    done = _cli("--duckdb", "   ", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, (
+        "error: the given duckdb_path (--duckdb '   ') is blank: give a path, or leave it out for the default\n"
+    ))  # fmt: skip
+    done = _cli("--out", "   ", "--duckdb", str(warehouse_dir / "w.duckdb"), cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        1,
+        "error: --out is blank: give a path, or leave it out for the default\n",
+    )
+    assert not (tmp_path / "~").exists() and not (tmp_path / "   ").exists()
     done = _cli(cwd=tmp_path, env={"SOURCES__OUTREACH__DESTINATION": "postgres"})
     assert (done.returncode, done.stderr) == (1, (
         "error: the report reads the BI file of a DuckDB warehouse, and the configured one is postgres: pass "

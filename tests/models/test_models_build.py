@@ -382,6 +382,14 @@ def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.Compl
                    "count_campaigns_other_status", "Metric dictionary"):  # fmt: skip
         assert needle in html, needle
     assert '"catalog"' in html or "catalog" in html
+    # `--out` as `outreach report` reads it (flows/cli_common.output_path): a blank one named a folder of spaces
+    blank = subprocess.run(
+        [str(OUTREACH), "docs", "--duckdb", str(path), "--out", "   "], capture_output=True, text=True, check=False
+    )
+    assert (blank.returncode, blank.stderr) == (
+        1,
+        "error: --out is blank: give a path, or leave it out for the default\n",
+    )
 
 
 def test_a_build_parses_the_project_once_and_reports_its_models_and_tests(
