@@ -1,9 +1,10 @@
 """What an answer of the service means, apart from the client's state: its JSON body, the error a 4xx answer is,
-and how long a 429 asks to wait. `pipelines.api.client` sends, retries and keeps the counts."""
+how long a 429 asks to wait, and the service's clock. `pipelines.api.client` sends, retries and keeps the counts."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from pipelines.core.errors import (
     invalid_request_error,
     not_found_error,
 )
+from pipelines.core.timestamps import TimestampError, parse_instant
 
 
 def json_body(
@@ -66,3 +68,14 @@ def rate_limit_wait(method: str, path: str, response: httpx.Response, longest: f
             "[sources.outreach] max_retry_after_s"
         )
     return retry_after
+
+
+def answer_date(response: httpx.Response) -> datetime | None:
+    """The answer's HTTP `Date` (the service's clock: the sandbox's simulated time); None without a readable one."""
+    value = response.headers.get("Date")
+    if not value:
+        return None
+    try:
+        return parse_instant(value)  # an HTTP date is RFC 2822's form; "-0000" is UTC
+    except TimestampError:
+        return None

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type
 
-from pipelines.api.answers import client_error, json_body, rate_limit_wait
+from pipelines.api.answers import answer_date, client_error, json_body, rate_limit_wait
 from pipelines.api.client_stats import ClientStats
 from pipelines.api.http_watch import WatchedTransport, watching
 from pipelines.api.pacing import RateLimiter, shared_limiter
@@ -31,7 +31,6 @@ from pipelines.api.retry import MAX_RETRY_AFTER_S, Retryable, backoff_wait, conn
 from pipelines.api.url_and_key import check_api_key, check_base_url, check_not_a_web_page
 from pipelines.core.deadline import Deadline
 from pipelines.core.errors import ApiUnavailableError, ConfigError
-from pipelines.core.timestamps import TimestampError, parse_instant
 
 log = logging.getLogger(__name__)
 
@@ -262,15 +261,9 @@ class OutreachClient(PagedReads):
         return httpx.Response(streamed.status_code, headers=headers, content=body, request=streamed.request)
 
     def _note_date(self, response: httpx.Response) -> None:
-        value = response.headers.get("Date")
-        if not value:
-            return
-        try:
-            when = parse_instant(value)  # an HTTP date is RFC 2822's form; "-0000" is UTC
-        except TimestampError:
-            return
+        when = answer_date(response)
         with self._state_lock:
-            if self._server_time is None or when > self._server_time:
+            if when is not None and (self._server_time is None or when > self._server_time):
                 self._server_time = when
 
     def _handle(self, method: str, path: str, response: httpx.Response, idempotent: bool, need_data: bool) -> Any:
