@@ -36,9 +36,9 @@ def writer_lock(target: Warehouse, what: str, *, missing_ok: bool = False) -> co
 
 
 def output_path(value: Path | None, flag: str) -> Path | None:
-    """Where a command writes what it makes (`--out`), as the settings read a path: `~` expanded (the shell expands
-    none after `=`: `--out=~/r.html` made a folder named `~` beside the command), a blank one refused (it named a
-    file of spaces)."""
+    """Where a command writes what it makes (`--out`, `--spool`), as the settings read a path: `~` expanded (the
+    shell expands none after `=`: `--out=~/r.html` made a folder named `~` beside the command), a blank one refused
+    (it named a file of spaces)."""
     from pipelines.core.errors import ConfigError
 
     if value is None:

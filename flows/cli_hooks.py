@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from flows.cli_common import output_path
 from flows.errors import fail, stopped_by_ctrl_c
 
 hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_is_help=True)
@@ -21,15 +22,11 @@ def hooks_listen(
     ] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
-    from pipelines.core.config import path_problem, resolve_settings
+    from pipelines.core.config import resolve_settings
     from receiver.server import listen
 
-    problem = path_problem("spool_dir", spool, given=True)
-    if problem:
-        fail(problem)
-    # `~` expanded as in the settings: `--spool=~/spool` (the shell expands no ~ after `=`) spooled into a folder
-    # named `~` beside the command, where no sync looks
-    spool_dir = spool.expanduser() if spool is not None else resolve_settings().spool_location()
+    # where it writes, read as the settings read a path: `--spool=~/spool` spooled into a folder named `~`
+    spool_dir = output_path(spool, "--spool") or resolve_settings().spool_location()
     with stopped_by_ctrl_c():
         listen(host=host, port=port, spool_dir=spool_dir)
 

@@ -279,7 +279,7 @@ def test_listen_on_a_port_in_use_fails_in_one_line_naming_the_option(tmp_path: P
         (["--host", "192.0.2.1"], "cannot listen on 192.0.2.1: not an address of this machine ("),
         (["--host", "no-such-host.invalid"], "cannot listen on no-such-host.invalid: not an address of this machine ("),
         (["--spool", "{file}"], "cannot use {file} as the webhook spool: a file is in the way ({file}): move it"),
-        (["--spool", "   "], "the given spool_dir (--spool '   ') is blank: give a path"),  # was a folder named that
+        (["--spool", "   "], "--spool is blank: give a path"),  # it served into a folder named that
     ],
 )
 def test_listen_where_it_cannot_fails_in_one_line_naming_the_option(args: list[str], said: str, tmp_path: Path) -> None:
