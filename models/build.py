@@ -28,7 +28,6 @@ from models.publish import publish_bi
 from models.report import BuildReport, NodeResult
 from models.settings import dbt_state_dir, resolve_target
 from pipelines.core.deadline import interrupted, stop_on_signals
-from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
@@ -203,7 +202,7 @@ def report_from(outcome: Invocation, target: Warehouse) -> BuildReport:
             )
         )
     if outcome.exception is not None:
-        report.error = f"dbt stopped: {one_line(outcome.exception, 500, all_lines=True)}"
+        report.error = f"dbt stopped: {outcome.error_line(500)}"
     elif not outcome.success and not any(r.failed for r in report.results):
         report.error = (
             "dbt reported a failure without a failing node (see the dbt log under "

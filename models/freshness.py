@@ -23,7 +23,6 @@ from models import PROJECT_DIR
 from models.dbt_invoke import invoke
 from models.freshness_outcome import FreshnessReport, SourceFreshness
 from models.settings import dbt_state_dir
-from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
@@ -47,7 +46,7 @@ def check_freshness(
     results = [r for r in outcome.results if str(getattr(r.node, "resource_type", "")) == "source"]  # not the hook
     report.sources = sorted((_source(r) for r in results), key=lambda s: s.source)
     if outcome.exception is not None:
-        report.error = one_line(outcome.exception, all_lines=True)
+        report.error = outcome.error_line()
     elif not report.sources and not outcome.success:
         report.error = f"dbt source freshness failed (see the dbt log under {dbt_state_dir(target) / 'logs'})"
     save_freshness(target, report)

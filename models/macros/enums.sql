@@ -39,12 +39,17 @@
 {#- The class of a reply_type expression: one of reply_class_names(), else 'unclassified'. -#}
 {% macro reply_class(reply_type) -%}
     {%- set mapping = reply_class_map() -%}
+    {%- if not mapping -%}
+        {#- an empty map classes every reply as unclassified; a `case` without a `when` is no SQL -#}
+        cast('unclassified' as {{ dbt.type_string() }})
+    {%- else -%}
     case lower(trim({{ reply_type }}))
     {%- for value, cls in mapping | dictsort %}
-        when '{{ value | replace("'", "''") }}' then '{{ cls }}'
+        when {{ sql_string(value) }} then '{{ cls }}'
     {%- endfor %}
         else 'unclassified'
     end
+    {%- endif -%}
 {%- endmacro %}
 
 {% macro is_positive_reply(reply_type) -%}

@@ -194,5 +194,15 @@
 
 {#- The address's domain is one of the var free_mail_domains (case-insensitive, blanks ignored). -#}
 {% macro free_mail(domain) -%}
-    (lower(trim({{ domain }})) in ('{{ var("free_mail_domains", []) | map("lower") | map("trim") | join("', '") }}'))
+    {%- set domains = var("free_mail_domains", []) | map("lower") | map("trim") | reject("equalto", "") | list -%}
+    {%- if domains -%}
+        (lower(trim({{ domain }})) in ({% for name in domains %}{{ sql_string(name) }}{{ ', ' if not loop.last }}{% endfor %}))
+    {%- else -%}
+        (1 = 0)
+    {%- endif -%}
+{%- endmacro %}
+
+{#- A value of a var as an SQL string literal: a quote in it doubled, so it stays one string. -#}
+{% macro sql_string(value) -%}
+    '{{ value | string | replace("'", "''") }}'
 {%- endmacro %}

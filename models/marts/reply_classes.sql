@@ -6,9 +6,15 @@
 {%- set mapping = reply_class_map() %}
 {%- for value, cls in mapping | dictsort %}
 select
-    cast('{{ value | replace("'", "''") }}' as {{ dbt.type_string() }}) as reply_type,
+    cast({{ sql_string(value) }} as {{ dbt.type_string() }}) as reply_type,
     cast('{{ cls }}' as {{ dbt.type_string() }}) as reply_class
 {%- if not loop.last %}
 union all
 {%- endif %}
 {%- endfor %}
+{%- if not mapping %}
+select
+    cast(null as {{ dbt.type_string() }}) as reply_type,
+    cast(null as {{ dbt.type_string() }}) as reply_class
+where 1 = 0
+{%- endif %}

@@ -4,6 +4,7 @@ itself ignores a misspelt var). That a changed var reaches every lead: tests/mod
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,26 @@ def test_the_vars_reach_the_build(tmp_path: Path) -> None:
     positive = run_sql(path, "select is_positive, count(*) from reporting.stg_replies "
                              "where reply_type = 'not_interested' group by 1")  # fmt: skip
     assert positive and positive[0][0] is True and len(positive) == 1, positive
+
+
+def test_vars_the_models_put_into_sql_build_whatever_their_values(tmp_path: Path) -> None:
+    """A reply class the models do not know is refused in the models' own words. An empty reply-class map classes
+    every reply as unclassified (it was a `case` without a `when`, no SQL), and
+    a quote in a free-mail domain is part of the domain (it ended the SQL string: a syntax error)."""
+    path = make_raw_warehouse(tmp_path / "w.duckdb", recipients=1000)
+    # a class outside the five is refused by the models' own check, said as it says it, not in dbt's wrapping
+    refused = _models(path, "--vars", json.dumps({"reply_classes": {"interested": "maybe"}}))
+    assert refused.returncode == 1
+    said = (
+        "error: dbt stopped: reply_classes: 'interested' maps to 'maybe', which is not one of positive, neutral, "
+        r"negative, auto_reply, bounce \(compiling model (stg_events|stg_replies|reply_classes)\)"
+    )
+    assert re.fullmatch(said, refused.stderr.splitlines()[0]), refused.stderr
+    given = {"reply_classes": {}, "free_mail_domains": ["it's.example", " COMPANY1.example "]}
+    out = _models(path, "--vars", json.dumps(given))
+    assert out.returncode == 0, out.stderr[-2000:]
+    classes = run_sql(path, "select distinct reply_class from reporting.stg_replies")
+    assert classes == [("unclassified",)]
+    assert run_sql(path, "select count(*) from reporting.reply_classes") == [(0,)]
+    free = run_sql(path, "select company_domain from reporting.company_rollup where is_free_mail_domain")
+    assert free == [("company1.example",)]
