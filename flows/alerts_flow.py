@@ -47,6 +47,7 @@ def check_replies(settings: OutreachSettings, spool_dir: str | Path | None = Non
     """Load the spool (if any), then evaluate `positive_reply_waiting`; returns the AlertRun. Holds the
     warehouse writer lock while it writes, as every writer does. DuckDB or PostgreSQL alike."""
     from alerts import after_events
+    from models.preflight import check_duckdb_path
     from pipelines.warehouse.lock import warehouse_writer
     from pipelines.warehouse.warehouse_prep import load_spool_events
 
@@ -54,6 +55,8 @@ def check_replies(settings: OutreachSettings, spool_dir: str | Path | None = Non
     spool = Path(spool_dir).expanduser().resolve() if spool_dir else settings.spool_path()
     if spool is not None:
         check_spool(spool)
+    if target.duckdb_path is not None:  # before the lock file: none beside a path that holds no warehouse
+        check_duckdb_path(target.duckdb_path)
     clock = service_clock(settings)
     with warehouse_writer(target, what="speed to lead", timeout_s=settings.lock_timeout_s):
         loaded = load_spool_events(settings, target, spool) if spool is not None and spool.is_dir() else 0

@@ -38,6 +38,13 @@ def _warehouse(duckdb: Path | None, destination: str | None = None) -> Any:
     return warehouse_target(duckdb_path=duckdb, destination=destination)
 
 
+def _given(ctx: typer.Context, duckdb: Path | None, destination: str | None) -> tuple[Path | None, str | None]:
+    """A command's --duckdb and --destination, else those given before its name (`outreach alerts --duckdb W ack
+    ID`): the guard would otherwise pause on the incidents of another warehouse, the default one."""
+    group = ctx.parent.params if ctx.parent is not None else {}
+    return duckdb or group.get("duckdb"), destination or group.get("destination")
+
+
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
@@ -53,6 +60,8 @@ def alerts(
     """List open (and acknowledged) incidents, and whether each one's notification was delivered; every
     incident with --all. No API request."""
     if ctx.invoked_subcommand is not None:
+        if json_output or all_:  # they shape the list of incidents, which a command does not print
+            _fail(f"--json and --all list incidents: leave them out of `outreach alerts {ctx.invoked_subcommand}`")
         return
     from alerts.db import connect
     from alerts.outbox import status
@@ -87,6 +96,7 @@ def alerts(
 
 @alerts_app.command("ack")
 def ack(
+    ctx: typer.Context,
     incident_id: Annotated[str, typer.Argument(metavar="ID")],
     duckdb: DuckdbOption = None,
     destination: DestinationOption = None,
@@ -97,7 +107,7 @@ def ack(
     from pipelines.core.errors import OutreachError
 
     try:
-        target = _warehouse(duckdb, destination)
+        target = _warehouse(*_given(ctx, duckdb, destination))
         # a write waits for a running sync or build, whose evaluation of the rules would write over it
         with writer_lock(target, "alert acknowledgement"), connect(target) as db:
             row = acknowledge(db, incident_id)
@@ -132,6 +142,7 @@ def test_targets() -> None:
 
 @alerts_app.command("guard")
 def guard(
+    ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be paused; change nothing.")] = False,
     duckdb: DuckdbOption = None,
     destination: DestinationOption = None,
@@ -148,7 +159,8 @@ def guard(
         settings = resolve_alert_settings()
         if not settings.auto_pause and not dry_run:
             _fail("the guard is off: set [alerts] auto_pause = true (or ALERTS__AUTO_PAUSE=true), or pass --dry-run")
-        core = resolve_settings(duckdb_path=duckdb, destination=destination)
+        path, kind = _given(ctx, duckdb, destination)
+        core = resolve_settings(duckdb_path=path, destination=kind)
         target = warehouse_target(core)
         with writer_lock(target, "deliverability guard"), connect(target) as db:
             run_guard(db, settings, core, dry_run=dry_run, echo=typer.echo)
@@ -158,6 +170,7 @@ def guard(
 
 @alerts_app.command("replies")
 def replies(
+    ctx: typer.Context,
     spool: Annotated[
         Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
     ] = None,
@@ -169,8 +182,9 @@ def replies(
     from pipelines.core.config import resolve_settings
     from pipelines.core.errors import OutreachError
 
+    path, kind = _given(ctx, duckdb, destination)
     try:
-        settings = resolve_settings(duckdb_path=duckdb, destination=destination)
+        settings = resolve_settings(duckdb_path=path, destination=kind)
         run = check_replies(settings, spool, echo=typer.echo)
     except OutreachError as exc:
         _fail(str(exc))

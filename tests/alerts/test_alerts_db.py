@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,35 @@ def test_the_speed_to_lead_check_before_a_build_fails_saying_to_build_and_says_i
         "0 event(s) loaded; alerts: 0 opened, 0 resolved, 0 in breach (0 rules); rules that failed: "
         "positive_reply_waiting: no reporting.stg_replies here yet: build the models first (`outreach models`)"
     ]
+
+
+def test_the_warehouse_given_before_a_command_is_the_one_it_acts_on(tmp_path: Path, monkeypatch: Any) -> None:
+    """`outreach alerts --duckdb W ack ID`: the command read only its own --duckdb, so it acted on the default
+    warehouse (the guard paused on another warehouse's incidents); --json and --all did nothing, unsaid. And
+    `alerts replies` made its lock file (and the folders to it) beside any path before it read it."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "notes.csv"
+    path.write_text("id,name\n1,hello\n")
+    said = (
+        f"error: {path} is not a DuckDB database file: pass the warehouse the sync writes (--duckdb PATH), or move "
+        "this file away and run `outreach sync`"
+    )
+    for command in (["ack", "no-such-id"], ["guard", "--dry-run"], ["replies"]):
+        done = CliRunner().invoke(app, ["alerts", "--duckdb", str(path), *command])
+        assert (done.exit_code, done.stdout) == (1, ""), (command, done.output)
+        assert done.stderr.splitlines() == [said], command
+    # nor a lock file (nor its folder) beside a path that holds no warehouse, as every other command leaves none
+    missing = tmp_path / "sub" / "none.duckdb"
+    done = CliRunner().invoke(app, ["alerts", "replies", "--duckdb", str(missing)])
+    assert done.exit_code == 1 and done.stderr.splitlines() == [
+        f"error: warehouse {missing} does not exist: run `outreach sync` first (or pass --duckdb PATH)"
+    ]
+    done = CliRunner().invoke(app, ["alerts", "--json", "ack", "no-such-id"])
+    assert done.exit_code == 1 and done.stderr.splitlines() == [
+        "error: --json and --all list incidents: leave them out of `outreach alerts ack`"
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
