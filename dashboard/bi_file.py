@@ -103,11 +103,9 @@ FALLBACK_SEND_TIMES: Mapping[str, frozenset[str]] = {
 SEND_TIME_COLUMNS = frozenset({"workspace_id", "weekday", "hour", "sends", "replies", "human_reply_rate"})
 
 
-def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory session with the BI file attached read-only as ``bi`` (UTC, no progress bar).
-
-    Local checks first, so the usual mistakes get their own one-line fix.
-    """
+def check_bi_path(path: Path) -> None:
+    """What can be told of the BI file without opening it, each usual mistake with its own one-line fix: checked
+    before anything is made for a report of it."""
     if not path.exists():
         raise ReportError(
             f"BI file {path} does not exist: run `outreach models` to publish it (or pass --duckdb with the "
@@ -119,6 +117,12 @@ def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
         raise ReportError(f"BI file {path} is not readable by this user: fix its permissions (chmod o+r)")
     if not is_duckdb_file(path):
         raise ReportError(f"{path} is not a DuckDB file: pass --duckdb with the warehouse (the BI file sits beside it)")
+
+
+def open_bi(path: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory session with the BI file attached read-only as ``bi`` (UTC, no progress bar), after
+    `check_bi_path`."""
+    check_bi_path(path)
     con = duckdb.connect()
     try:
         con.execute("set enable_progress_bar = false")

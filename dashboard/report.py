@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dashboard import charts, metrics, workspace_charts, workspace_metrics
+from dashboard.bi_file import check_bi_path
 from dashboard.chart_style import Figure
 from dashboard.data import ReportData, load
 from dashboard.errors import ReportError
@@ -173,6 +174,7 @@ def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
     """
     out = through_links(Path(out_path))
     _refuse_to_replace(out)
+    check_bi_path(Path(bi_path))  # before the page's folder is made
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)

@@ -23,13 +23,15 @@ def writer_lock(target: Warehouse, what: str, *, missing_ok: bool = False) -> co
     sync or build (saying for whom), then sees only what it committed; on PostgreSQL loads hold it shared.
 
     A DuckDB path is checked first, so no lock file is made beside a path that holds no warehouse; `missing_ok`: a
-    file not there yet is no error (a first sync, still running, may be making it)."""
+    file not there yet, in a folder that is, is no error (a first sync, still running, may be making it)."""
     from models.preflight import check_duckdb_path
     from pipelines.core.config import resolve_settings
     from pipelines.warehouse.lock import warehouse_writer
 
-    if target.duckdb_path is not None and (target.duckdb_path.exists() or not missing_ok):
-        check_duckdb_path(target.duckdb_path)
+    path = target.duckdb_path
+    # a sync making the file has made its folder: without one, no lock file (nor folder) is made for a typo
+    if path is not None and (path.exists() or not missing_ok or not path.parent.is_dir()):
+        check_duckdb_path(path)
 
     notify = lambda line: typer.echo(line, err=True)  # noqa: E731
     return warehouse_writer(target, what=what, timeout_s=resolve_settings().lock_timeout_s, notify=notify)
