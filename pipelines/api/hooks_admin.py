@@ -51,22 +51,35 @@ def _client(base_url: str | None, api_key: str | None) -> OutreachClient:
     return OutreachClient(key, url)
 
 
-def _event_keys(client: OutreachClient) -> list[str]:
+def _events(client: OutreachClient) -> list[dict[str, Any]]:
+    """The subscribable events the service lists (GET /hooks/events)."""
     data = client.get_data("/hooks/events")
     if not isinstance(data, list):
         raise ApiUnavailableError("GET /hooks/events: `data` is not a list: is the base URL the API's /api/v1?")
-    return [str(item["key"]) for item in data if isinstance(item, dict) and item.get("key")]
+    return [item for item in data if isinstance(item, dict)]
+
+
+def _event_keys(client: OutreachClient, given: Sequence[str] | None) -> list[str]:
+    """The events to subscribe: those given, each once, checked against the service's list before the first is
+    made (a misspelt second one left the first subscribed); every listed one by default."""
+    known = [str(item["key"]) for item in _events(client) if item.get("key")]
+    if not given:
+        return known
+    keys = list(dict.fromkeys(given))
+    unknown = [key for key in keys if key not in known]
+    if unknown:
+        raise ConfigError(
+            f"--event {', '.join(unknown)}: not an event the service lists ({', '.join(known)}); nothing was "
+            "subscribed (`outreach hooks events` lists them)"
+        )
+    return keys
 
 
 def list_events(*, base_url: str | None = None, api_key: str | None = None) -> Iterator[str]:
     """One line per subscribable event: ``key<TAB>label``."""
     with _client(base_url, api_key) as client:
-        data = client.get_data("/hooks/events")
-        if not isinstance(data, list):
-            raise ApiUnavailableError("GET /hooks/events: `data` is not a list: is the base URL the API's /api/v1?")
-        for item in data:
-            if isinstance(item, dict):
-                yield f"{item.get('key')}\t{item.get('label', '')}"
+        for item in _events(client):
+            yield f"{item.get('key')}\t{item.get('label', '')}"
 
 
 def subscribe(
@@ -89,7 +102,7 @@ def subscribe(
     record.check()
     with _client(base_url, api_key) as client:
         workspace = _workspace(client)
-        keys = list(events) if events else _event_keys(client)
+        keys = _event_keys(client, events)
         for key in keys:
             body = client.post("/hooks", {"target_url": target, "event": key})
             if not isinstance(body, dict) or not body.get("id"):

@@ -165,6 +165,26 @@ def test_a_refused_subscription_records_nothing(make_sandbox: Any, tmp_path: Pat
     assert not record_path(warehouse).exists()
 
 
+def test_a_misspelt_event_subscribes_none_and_a_repeated_one_once(make_sandbox: Any, tmp_path: Path) -> None:
+    """The events given were posted one by one: a misspelt second one was refused by the service after the first was
+    made (half a subscription, exit 1); one given twice made two subscriptions, so every delivery came twice."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    admin = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
+    warehouse = tmp_path / "outreach.duckdb"
+    api = ["--base-url", sb.base_url, "--api-key", admin["key"], "--duckdb", str(warehouse)]
+    target = ["--target", "https://h.example.com/w"]
+    sb.reset_metrics()
+    refused = _cli("subscribe", *target, "--event", "lead.replied", "--event", "lead.Opened", *api)
+    assert refused.exit_code == 1 and refused.stderr.splitlines() == [
+        "error: --event lead.Opened: not an event the service lists (lead.replied, lead.bounced, lead.unsubscribed, "
+        "lead.opened, lead.clicked, campaign.completed); nothing was subscribed (`outreach hooks events` lists them)"
+    ]
+    assert not record_path(warehouse).exists()
+    assert "POST /hooks" not in sb.metrics()["by_route"], sb.metrics()
+    twice = _cli("subscribe", *target, "--event", "lead.replied", "--event", "lead.replied", *api)
+    assert twice.exit_code == 0 and [line.split("\t")[1] for line in twice.output.splitlines()] == ["lead.replied"]
+
+
 def test_a_record_that_cannot_be_read_fails_before_the_api_is_asked(make_sandbox: Any, tmp_path: Path) -> None:
     """A record that was not JSON failed after POST /hooks: the subscription was made and nowhere recorded (the API
     cannot list them). JSON of another shape was read as no subscription, and the next one written over it."""
