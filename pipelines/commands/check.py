@@ -35,7 +35,8 @@ def _settings(resolved: OutreachSettings | None) -> tuple[tuple[str, bool, str],
     from pipelines.core.config import OutreachSettings
 
     defaults = OutreachSettings()
-    spool = (resolved or defaults).spool_location()
+    # settings that cannot be read tell no warehouse: the default one's spool would be a guess, and a wrong one
+    spool = resolved.spool_location() if resolved is not None else "<stem>_spool beside a DuckDB file"
     # one per warehouse (pipelines.warehouse.destination.dlt_working_dir): beside a DuckDB file, or in dlt's default
     shown = {
         "pipelines_dir": "the warehouse's own (.<stem>_dlt beside a DuckDB file)",

@@ -42,6 +42,18 @@ def test_a_warehouse_under_the_home_folder_is_the_one_checked(tmp_path: Path) ->
     assert f"  {tmp_path / 'wh' / 'w.duckdb'}: ok, writable (exists)" in out.splitlines(), out
 
 
+def test_settings_that_cannot_be_read_show_no_other_warehouse_s_spool(tmp_path: Path) -> None:
+    """With a value that cannot be read, the spool line named the default warehouse's spool (data/outreach_spool),
+    not the given warehouse's: a path where no event of this warehouse is spooled."""
+    cwd = project(tmp_path, '[sources.outreach]\nrate_limit_per_minute = "fast"\n', "")
+    out = run_check(cwd, "--duckdb", str(tmp_path / "wh" / "w.duckdb")).stdout
+    assert " ".join(setting(out, "spool_dir")[1:]) == "the warehouse's (<stem>_spool beside a DuckDB file) default"
+    assert (
+        "  problem: [sources.outreach] rate_limit_per_minute (.dlt/config.toml) is not a whole number: set it to "
+        "a whole number" in out.splitlines()
+    ), out
+
+
 def test_origins_keys_and_levels_and_warehouse(make_sandbox: Any, tmp_path: Path) -> None:
     sb = make_sandbox(scale="tiny", rate_limit=0)
     keys = sb.keys()
