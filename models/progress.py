@@ -67,5 +67,6 @@ class BuildProgress:
 
     def renderable(self) -> Any:
         from rich.spinner import Spinner
+        from rich.text import Text
 
-        return Spinner("dots", text=f"outreach models: {self.line()}")
+        return Spinner("dots", text=Text(f"outreach models: {self.line()}"))  # as it is: no [markup] read in it

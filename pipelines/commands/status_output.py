@@ -39,7 +39,9 @@ def render(status: WarehouseStatus) -> Any:
         return Text(status.note)
     running = Text(status.note) if status.note else None
     freshness = _freshness_table(status.source_freshness)
-    table = Table(title=f"outreach status: {status.warehouse}", expand=False)
+    # every text as it is (Text): names and errors come from the API and paths from the user, and rich reads a
+    # string's [brackets] as markup: "Client [old]" lost "[old]", and a "[/x]" failed the command
+    table = Table(title=Text(f"outreach status: {status.warehouse}"), expand=False)
     for column in (
         "workspace",
         "last run",
@@ -54,14 +56,19 @@ def render(status: WarehouseStatus) -> Any:
     for ws in status.workspaces:
         last = ws.runs[0] if ws.runs else None
         table.add_row(
-            f"{ws.workspace_name}\n{ws.workspace_id or '(key not recognised)'}",
-            f"{last.mode} {_when(last.started_at)} -> {_when(last.ended_at)}" if last else "-",
-            last.outcome if last else "-",
-            _pairs(last.rows_loaded) if last else "-",
-            _when(ws.newest_reply),
-            _when(ws.last_full_at),
-            str(ws.deferred_bodies),
-            ws.last_error or "-",
+            *map(
+                Text,
+                (
+                    f"{ws.workspace_name}\n{ws.workspace_id or '(key not recognised)'}",
+                    f"{last.mode} {_when(last.started_at)} -> {_when(last.ended_at)}" if last else "-",
+                    last.outcome if last else "-",
+                    _pairs(last.rows_loaded) if last else "-",
+                    _when(ws.newest_reply),
+                    _when(ws.last_full_at),
+                    str(ws.deferred_bodies),
+                    ws.last_error or "-",
+                ),
+            )
         )
     earlier = [(ws, run) for ws in status.workspaces for run in ws.runs[1:]]
     head = [running] if running is not None else []
@@ -72,13 +79,12 @@ def render(status: WarehouseStatus) -> Any:
         runs.add_column(column)
     for ws, run in earlier:
         runs.add_row(
-            ws.workspace_name,
-            run.mode,
-            _when(run.started_at),
-            _when(run.ended_at),
-            run.outcome,
-            _pairs(run.rows_loaded),
-        )
+            *map(
+                Text,
+                (ws.workspace_name, run.mode, _when(run.started_at), _when(run.ended_at), run.outcome,
+                 _pairs(run.rows_loaded)),
+            )
+        )  # fmt: skip
     return Group(*head, table, runs, freshness)
 
 
@@ -91,16 +97,21 @@ def _freshness_table(report: dict[str, Any] | None) -> Any:
         return Text("source freshness: not checked yet (run `outreach models`)")
     if report.get("error"):
         return Text(f"source freshness at {report.get('checked_at')}: not checked ({report['error']})")
-    table = Table(title=f"source freshness (last model build, {report.get('checked_at')})", expand=False)
+    table = Table(title=Text(f"source freshness (last model build, {report.get('checked_at')})"), expand=False)
     for column in ("source", "status", "newest synced_at", "warn after", "error after"):
         table.add_column(column)
     for source in report.get("sources") or []:
         table.add_row(
-            str(source.get("source")),
-            str(source.get("status")),
-            str(source.get("max_loaded_at") or source.get("message") or "-"),
-            str(source.get("warn_after") or "-"),
-            str(source.get("error_after") or "-"),
+            *map(
+                Text,
+                (
+                    str(source.get("source")),
+                    str(source.get("status")),
+                    str(source.get("max_loaded_at") or source.get("message") or "-"),
+                    str(source.get("warn_after") or "-"),
+                    str(source.get("error_after") or "-"),
+                ),
+            )
         )
     return table
 

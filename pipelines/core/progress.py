@@ -143,6 +143,7 @@ class SyncProgress:
 
     def renderable(self) -> Any:
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title="outreach sync", expand=False)
         for column in (
@@ -162,8 +163,8 @@ class SyncProgress:
             snap = item.snapshot()
             client = snap["client"]
             table.add_row(
-                item.label,
-                snap["stage"] + (f"\n{client['waiting']}" if client.get("waiting") else ""),
+                Text(item.label),  # as it is: rich reads [brackets] in a workspace's name as markup
+                Text(snap["stage"] + (f"\n{client['waiting']}" if client.get("waiting") else "")),
                 _pairs(snap["pages"]),
                 _pairs(snap["rows"]),
                 str(client.get("requests", 0)),

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from test_sync_support import admin_keys, query
 
@@ -156,3 +157,26 @@ def test_status_shows_the_last_builds_source_freshness_per_source(make_sandbox: 
     row = next(line for line in table.stdout.splitlines() if " workspaces " in line and "45 minutes" in line)
     assert "error" in row and "3 hours" in row, table.stdout
     assert "source freshness (last model build" in table.stdout
+
+
+def test_a_name_with_brackets_is_shown_as_it_is(make_sandbox: Any, tmp_path: Path) -> None:
+    """Names come from the API, and rich read their [brackets] as markup: "Client [old] / [/old]" lost its brackets'
+    words, and a "[/x]" failed `outreach status` (MarkupError) and the sync's live table on a terminal."""
+    from rich.console import Console
+
+    from pipelines.core.progress import SyncProgress, WorkspaceProgress
+
+    name = "Client [old] / [/old] [/x] [bold]EU[/bold]"
+    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
+    db = tmp_path / "w.duckdb"
+    run_sync(mode="full", api_keys=admin_keys(sb)[:1], base_url=sb.base_url, duckdb_path=db,
+             pipelines_dir=tmp_path / "p", progress=False, rate_limit_per_minute=0)  # fmt: skip
+    with duckdb.connect(str(db)) as con:
+        con.execute("update outreach.sync_runs set workspace_name = ?", [name])
+    table = _status("--duckdb", str(db), cwd=tmp_path)
+    assert table.returncode == 0 and table.stderr == "", table.stderr
+    assert f"│ {name}" in table.stdout, table.stdout
+
+    console = Console(width=250, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(SyncProgress([WorkspaceProgress(label=name)]).renderable())
+    assert f"│ {name}" in console.export_text()
