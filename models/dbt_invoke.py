@@ -20,7 +20,7 @@ from typing import Any
 
 from models import PROJECT_DIR
 from models.settings import dbt_env, dbt_state_dir
-from pipelines.core.root_cause import chain, one_line
+from pipelines.core.root_cause import chain, explain_sqlstate, one_line
 from pipelines.warehouse.destination import Warehouse
 
 log = logging.getLogger(__name__)
@@ -43,12 +43,15 @@ class Invocation:
     manifest: Any = None  # `dbt parse`'s Manifest: the next commands of one build take it instead of loading it again
 
     def error_line(self, limit: int = 300) -> str:
-        """The error dbt stopped on, in one line. A compilation error (a macro of ours refusing a var, through
-        `exceptions.raise_compiler_error`) is its own message and the node dbt was compiling: dbt's text wraps it
-        in a generic head and the macros' call stack."""
+        """The error dbt stopped on, in one line. PostgreSQL's refusal of a privilege says what to grant. A
+        compilation error (a macro of ours refusing a var, through `exceptions.raise_compiler_error`) is its own
+        message and the node dbt was compiling: dbt's text wraps it in a generic head and the macros' call stack."""
         from dbt_common.exceptions import CompilationError
 
         assert self.exception is not None
+        explained = next(filter(None, map(explain_sqlstate, chain(self.exception))), None)
+        if explained:  # the server's refusal, with its fix: a privilege the warehouse's user lacks
+            return explained
         cause = next((e for e in chain(self.exception) if isinstance(e, CompilationError)), None)
         if cause is None or not str(cause.msg).strip():
             return one_line(self.exception, limit, all_lines=True)

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
+from models.ab_store import SCHEMA as STATE
 from models.errors import WarehouseError
+from models.publish import REPORTING
 from models.settings import PostgresTarget, postgres_target
 from pipelines.core.root_cause import one_line
 from pipelines.warehouse.destination import Warehouse
 from pipelines.warehouse.duckdb_file import given_path_problem, is_duckdb_file, sql_string
 
 RAW = "outreach"
+#: the schemas a build writes: dbt's (profiles.yml) and the builds' own state (macros/incremental.sql)
+WRITTEN = (REPORTING, STATE)
 
 
 def check_warehouse(target: Warehouse) -> None:
@@ -75,9 +80,36 @@ def check_postgres(pg: PostgresTarget) -> None:
         with con.cursor() as cur:
             cur.execute("select count(*) from information_schema.tables where table_schema = %s", [RAW])
             row = cur.fetchone()
+            if not row or not row[0]:
+                raise WarehouseError(
+                    f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first"
+                )
+            _check_privileges(cur, pg)
     finally:
         con.close()
-    if not row or not row[0]:
-        raise WarehouseError(
-            f"PostgreSQL {pg.label} has no `{RAW}` tables: run `outreach sync --destination postgres` first"
-        )
+
+
+def _check_privileges(cur: Any, pg: PostgresTarget) -> None:
+    """The build's user may create in the schemas it writes, or create them: else every model failed on its own,
+    each in dbt's words ("permission denied for schema reporting"), with no fix."""
+    cur.execute(
+        "select n.nspname, pg_get_userbyid(n.nspowner), has_schema_privilege(n.oid, 'USAGE, CREATE') "
+        "from pg_namespace as n where n.nspname = any(%s)",
+        [list(WRITTEN)],
+    )
+    found = {name: (owner, allowed) for name, owner, allowed in cur.fetchall()}
+    cur.execute("select current_user, current_database(), has_database_privilege(current_database(), 'CREATE')")
+    user, database, creates = cur.fetchone()
+    for name in WRITTEN:
+        if name in found and not found[name][1]:
+            raise WarehouseError(
+                f"PostgreSQL {pg.label}: the user {user} may not create tables in schema {name} (its owner is "
+                f"{found[name][0]}): grant it (`GRANT USAGE, CREATE ON SCHEMA {name} TO {user}`), or connect as "
+                "a user who may (DESTINATION__POSTGRES__CREDENTIALS)"
+            )
+        if name not in found and not creates:
+            raise WarehouseError(
+                f"PostgreSQL {pg.label}: the user {user} may not create schema {name}, which the build writes: grant "
+                f"it (`GRANT CREATE ON DATABASE {database} TO {user}`), or connect as a user who may "
+                "(DESTINATION__POSTGRES__CREDENTIALS)"
+            )

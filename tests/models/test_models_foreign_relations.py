@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from devtools.pg_copy import copy_raw_tables
+from devtools.pgserver import SUPERUSER
 from devtools.synthetic import make_raw_warehouse
 from models.build import build
-from models.errors import ModelBuildError
+from models.errors import ModelBuildError, WarehouseError
 from pipelines.warehouse.destination import Warehouse
 from tests.duckdb_sql import run_pg_sql, run_sql
 
@@ -111,6 +112,53 @@ def test_the_same_on_postgres_where_the_views_that_read_a_mart_are_made_again(
         "select count(*) from information_schema.columns where table_schema = 'reporting' "
         "and table_name = 'campaign_performance' and column_name = 'old_name'"
     ) == [(1,)]
+
+
+def test_a_privilege_the_user_lacks_is_named_with_its_fix(
+    tmp_path: Path, pg_server: Any, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user who may read the raw tables but not write where the build writes. A `reporting` schema of another
+    user's failed every model on its own ("Database Error in model ... permission denied for schema reporting
+    compiled code at ...", 13 of them) with no fix; no right to create schemas failed the A/B statistics' store."""
+    copy_raw_tables(make_raw_warehouse(tmp_path / "w.duckdb", recipients=100), pg_dsn)
+    database = pg_dsn.rsplit("/", 1)[1]
+    for statement in (
+        "do $$ begin create role outreach_reads_only login; exception when duplicate_object then null; end $$",
+        "grant usage on schema outreach to outreach_reads_only",
+        "grant select on all tables in schema outreach to outreach_reads_only",
+    ):
+        run_pg_sql(pg_dsn, statement)
+    monkeypatch.setenv(
+        "DESTINATION__POSTGRES__CREDENTIALS",
+        f"postgresql://outreach_reads_only:unused@127.0.0.1:{pg_server.port}/{database}",
+    )
+    label = f"PostgreSQL postgresql://outreach_reads_only@127.0.0.1:{pg_server.port}/{database}"
+    fix = "or connect as a user who may (DESTINATION__POSTGRES__CREDENTIALS)"
+    with pytest.raises(WarehouseError) as refused:
+        build(Warehouse("postgres", None), publish=False)
+    assert str(refused.value) == (
+        f"{label}: the user outreach_reads_only may not create schema reporting, which the build writes: grant it "
+        f"(`GRANT CREATE ON DATABASE {database} TO outreach_reads_only`), {fix}"
+    )
+    run_pg_sql(pg_dsn, f'grant create on database "{database}" to outreach_reads_only')
+    run_pg_sql(pg_dsn, "create schema reporting")
+    with pytest.raises(WarehouseError) as refused:
+        build(Warehouse("postgres", None), publish=False)
+    assert str(refused.value) == (
+        f"{label}: the user outreach_reads_only may not create tables in schema reporting (its owner is "
+        f"{SUPERUSER}): grant it (`GRANT USAGE, CREATE ON SCHEMA reporting TO "
+        f"outreach_reads_only`), {fix}"
+    )
+    run_pg_sql(pg_dsn, "grant usage, create on schema reporting to outreach_reads_only")
+    assert build(Warehouse("postgres", None), publish=False).passed
+    # a mart taken over by another user: dbt stops in the build's first hook, said with PostgreSQL's own fix
+    run_pg_sql(pg_dsn, f"alter table reporting.lead_timeline owner to {SUPERUSER}")
+    with pytest.raises(ModelBuildError) as stopped:
+        build(Warehouse("postgres", None), publish=False)
+    assert (
+        "dbt stopped: permission denied for table lead_timeline: the PostgreSQL user lacks that privilege: grant it ("
+        in str(stopped.value)
+    ), str(stopped.value)
 
 
 MART_NAMES = "select campaign_id, campaign_name from reporting.campaign_performance"
