@@ -14,9 +14,8 @@ from dlt.common.configuration import configspec, resolve_configuration
 from dlt.common.configuration.specs import BaseConfiguration
 
 from pipelines.core.errors import ConfigError
-from pipelines.core.root_cause import one_line
 from pipelines.core.setting_bounds import Bound, check_bounds
-from pipelines.core.setting_origin import uncoercible
+from pipelines.core.setting_origin import unreadable
 
 
 @configspec
@@ -106,8 +105,7 @@ def resolve_alert_settings(**explicit: Any) -> AlertSettings:
     try:
         settings = resolve_configuration(AlertSettings(), explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
-        why = uncoercible(exc, ("alerts",)) or f"[alerts] settings cannot be read: {one_line(exc)}"
-        raise ConfigError(why) from None
+        raise ConfigError(unreadable(exc, ("alerts",), "[alerts]")) from None
     check_bounds({name: getattr(settings, name) for name in BOUNDS}, BOUNDS, "alerts")
     for number, url in enumerate(settings.target_list(), start=1):  # a malformed list fails here, at the edge
         if not loadable(url):  # it would fail every notification, each run, for as long as it is set
@@ -139,3 +137,15 @@ def masked_target(url: str) -> str:
     private = str(plugin.url(privacy=True))  # type: ignore[no-untyped-call]
     first = private.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0]
     return f"{scheme}://{first}/…"
+
+
+def check_lines() -> list[str]:
+    """`outreach check`'s lines for `[alerts]`, read as a build reads them (a setting it refuses raises ConfigError):
+    where notifications go, each target masked, and whether the guard pauses."""
+    settings = resolve_alert_settings()
+    targets = [masked_target(url) for url in settings.target_list()]
+    return [
+        f"targets: {len(targets)} ({', '.join(targets)})" if targets
+        else "targets: none (incidents are listed by `outreach alerts`, not sent)",
+        f"auto_pause: {'on' if settings.auto_pause else 'off'} (the deliverability guard)",
+    ]  # fmt: skip

@@ -106,6 +106,7 @@ def check(
     """Test the settings, each key against the API, and that the warehouse can be written.
 
     Shows where each setting comes from (keys masked); one line per problem, non-zero if there is one."""
+    from alerts.settings import check_lines
     from pipelines.commands.check import run_check
 
     report = run_check(
@@ -113,6 +114,7 @@ def check(
         api_keys=api_key or None,
         duckdb_path=duckdb,
         destination=destination.value if destination else None,
+        more=[("alerts ([alerts], as each build reads them):", check_lines)],
     )
     for line in report.lines:
         typer.echo(line)

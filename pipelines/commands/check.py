@@ -12,7 +12,7 @@ missing fields. Any other answer is reported as "level unknown". A sync needs on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,8 +80,11 @@ def run_check(
     api_keys: Sequence[str] | None = None,
     duckdb_path: Path | None = None,
     destination: str | None = None,
+    more: Sequence[tuple[str, Callable[[], list[str]]]] = (),
 ) -> CheckReport:
-    """Settings and their origins, each key against the API, the warehouse. Makes two requests per key."""
+    """Settings and their origins, each key against the API, the warehouse. Makes two requests per key.
+    `more`: checks of the layers above this one (the alerts' settings): a heading, and what returns its lines or
+    raises OutreachError, its problem."""
     from pipelines.core.config import require_api, resolve_settings
 
     report = CheckReport()
@@ -118,6 +121,15 @@ def run_check(
     _check_warehouse(report, duckdb_path, settings)
     if settings is not None:
         _check_dlt_state(report, settings)
+    for heading, lines_of in more:
+        report.lines.append(heading)
+        try:
+            report.lines.extend(f"  {line}" for line in lines_of())
+        except OutreachError as exc:
+            if str(exc) in report.problems:  # a settings file that does not parse fails every section's reading
+                report.lines.append("  not checked: the problem above")
+            else:
+                report.problem(str(exc))
     report.lines.append(
         "all checks passed" if not report.problems else f"{len(report.problems)} problem(s): see the lines above"
     )

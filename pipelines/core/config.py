@@ -22,9 +22,8 @@ from dlt.common.typing import TSecretValue
 
 from pipelines.core import constants
 from pipelines.core.errors import ConfigError
-from pipelines.core.root_cause import chain, one_line, root_cause
 from pipelines.core.setting_bounds import BOUNDS, check_bounds
-from pipelines.core.setting_origin import uncoercible
+from pipelines.core.setting_origin import unreadable
 
 SECTIONS = ("sources",)
 SECTION = "outreach"
@@ -123,25 +122,9 @@ def resolve_settings(**explicit: Any) -> OutreachSettings:
     try:
         settings = resolve_configuration(OutreachSettings(), sections=SECTIONS, explicit_value=given or None)
     except Exception as exc:  # noqa: BLE001 - dlt's coercion errors name the field; keep one line
-        raise ConfigError(_unreadable(exc)) from None
+        raise ConfigError(unreadable(exc, (*SECTIONS, SECTION), "[sources.outreach]")) from None
     _validate(settings, given)
     return settings
-
-
-def _unreadable(exc: BaseException) -> str:
-    """The line for settings dlt could not read. A TOML file that does not parse: which file and where (the
-    parser's line and column, never its text, which quotes the file: a secrets.toml holds keys)."""
-    from dlt.common.configuration.providers.toml import TomlProviderReadException
-
-    toml = next((e for e in chain(exc) if isinstance(e, TomlProviderReadException)), None)
-    if toml is None:
-        return uncoercible(exc, (*SECTIONS, SECTION)) or f"[sources.outreach] settings cannot be read: {one_line(exc)}"
-    root = root_cause(exc)
-    where = f"line {root.line}, column {root.col}" if hasattr(root, "line") and hasattr(root, "col") else "somewhere"
-    return (
-        f"{toml.file_name} is not valid TOML ({type(root).__name__} at {where}; read from "
-        f"{' or '.join(toml.full_paths)}): fix the file"
-    )
 
 
 def _plain(value: Any) -> Any:

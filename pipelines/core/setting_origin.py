@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.core.root_cause import chain
+from pipelines.core.root_cause import chain, one_line, root_cause
 
 #: a field's type -> what its value must be, in words
 KINDS: dict[Any, str] = {bool: "true or false", int: "a whole number", float: "a number", list: "a list"}
@@ -66,3 +66,20 @@ def relative(location: str) -> str:
         return str(Path(location).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return location
+
+
+def unreadable(exc: BaseException, sections: Sequence[str], label: str) -> str:
+    """The line for settings (`label`, e.g. "[alerts]") dlt could not read. A TOML file that does not parse: which
+    file and where (the parser's line and column, never its text, which quotes the file: a secrets.toml holds keys);
+    a value of the wrong kind: `uncoercible`."""
+    from dlt.common.configuration.providers.toml import TomlProviderReadException
+
+    toml = next((e for e in chain(exc) if isinstance(e, TomlProviderReadException)), None)
+    if toml is None:
+        return uncoercible(exc, sections) or f"{label} settings cannot be read: {one_line(exc)}"
+    root = root_cause(exc)
+    where = f"line {root.line}, column {root.col}" if hasattr(root, "line") and hasattr(root, "col") else "somewhere"
+    return (
+        f"{toml.file_name} is not valid TOML ({type(root).__name__} at {where}; read from "
+        f"{' or '.join(toml.full_paths)}): fix the file"
+    )

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 OUTREACH = str(Path(sys.executable).with_name("outreach"))
 
 
@@ -138,6 +140,10 @@ def test_a_settings_file_that_does_not_parse_is_named_with_its_line_and_column(t
     problems = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("problem:")]
     assert (result.returncode, len(problems), result.stderr) == (1, 1, ""), result
     assert problems[0].startswith(f"problem: {said}") and problems[0].endswith("secrets.toml): fix the file"), problems
+    # the [alerts] settings, read from the same files, fail on the same line (they said "A problem encountered
+    # when loading secrets.toml from paths [...]:", cut off after the colon): said once
+    lines = result.stdout.splitlines()
+    assert lines[lines.index("alerts ([alerts], as each build reads them):") + 1] == "  not checked: the problem above"
     assert setting(result.stdout, "api_key")[1:] == ["?", "unreadable:", "a", "settings", "file", "does", "not",
                                                      "parse", "(below)"]  # fmt: skip
     status = subprocess.run([OUTREACH, "status"], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
@@ -167,3 +173,27 @@ def test_a_url_setting_is_shown_without_its_password(tmp_path: Path) -> None:
     result = run_check(cwd)
     assert setting(result.stdout, "base_url")[1:] == ["http://127.0.0.1:9/api/v1", ".dlt/config.toml"]
     assert "SECRET" not in result.stdout + result.stderr and result.returncode == 1
+
+
+def test_the_alert_settings_are_checked_as_a_build_reads_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A target Apprise cannot load, or a threshold out of its range, was found only after a build, as "alerts: not
+    evaluated" (the build passed); `outreach check` did not read [alerts]. Targets are shown masked."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ALERTS__TARGETS", '["json://hooks.example.com/catch/s3cret", "nope://x"]')
+    out = CliRunner().invoke(app, ["check", "--duckdb", str(tmp_path / "w.duckdb")]).stdout.splitlines()
+    at = out.index("alerts ([alerts], as each build reads them):")
+    assert out[at + 1].startswith("  problem: alerts.targets #2 (nope://…) is not a URL Apprise can load: ")
+    monkeypatch.setenv("ALERTS__TARGETS", '["json://hooks.example.com/catch/s3cret"]')
+    monkeypatch.setenv("ALERTS__AUTO_PAUSE", "true")
+    done = CliRunner().invoke(app, ["check", "--duckdb", str(tmp_path / "w.duckdb")])
+    out = done.stdout.splitlines()
+    at = out.index("alerts ([alerts], as each build reads them):")
+    assert out[at + 1 : at + 3] == [
+        "  targets: 1 (json://hooks.example.com/…)",
+        "  auto_pause: on (the deliverability guard)",
+    ]
+    assert "s3cret" not in done.output
