@@ -23,6 +23,7 @@ from dashboard.page import Chart, Scope, render_page
 from dashboard.paths import REPORT_NAME
 from dashboard.workers import Workers
 from pipelines.core.outputs import replaceable, through_links
+from pipelines.core.progress import StageProgress
 
 #: Fewer scopes than this are drawn in this process alone: a worker process starts in about a second (importing
 #: pandas and plotly), the time of some 100 scopes (by hand, 2 cores, 2026-11-30: at 503 scopes two workers took
@@ -154,15 +155,25 @@ def scopes(data: ReportData, workers: int = 1) -> Iterator[Scope]:
             yield from share
 
 
-def render_report(bi_path: str | Path) -> str:
-    """The report's HTML for the BI file."""
+def render_report(bi_path: str | Path, progress: StageProgress | None = None) -> str:
+    """The report's HTML for the BI file; `progress` shows its stage and the scopes drawn of all."""
+    progress = progress or StageProgress("report", "scopes")
     path = Path(bi_path)
+    progress.set_stage("reading the BI file")
     data = load(path)
-    drawn = scopes(data, workers_for(data))
+    progress.set_stage("drawing", total=1 + len(data.workspaces) + len(data.campaigns))
+    drawn = _counted(scopes(data, workers_for(data)), progress)
     return render_page(data, CHARTS, drawn, source=path.name, alerts=open_incidents_html(path))
 
 
-def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
+def _counted(drawn: Iterator[Scope], progress: StageProgress) -> Iterator[Scope]:
+    for scope in drawn:
+        progress.advance()
+        yield scope
+    progress.set_stage("writing the page")  # every figure drawn: the page is made of them next
+
+
+def write_report(bi_path: str | Path, out_path: str | Path, progress: StageProgress | None = None) -> Path:
     """Write the dashboard of the BI file to ``out_path`` (atomically: a reader never sees half a file).
 
     The path is checked before the page is drawn (seconds for an agency): a file there that is not an HTML page,
@@ -183,7 +194,7 @@ def write_report(bi_path: str | Path, out_path: str | Path) -> Path:
         raise _cannot_write(out, exc) from exc
     tmp = Path(name)
     try:
-        html = render_report(bi_path)
+        html = render_report(bi_path, progress)
         try:
             tmp.write_text(html, encoding="utf-8")
             tmp.chmod(0o644)

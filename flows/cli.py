@@ -177,16 +177,20 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="HTML file to write (default report.html beside the warehouse).")
     ] = None,
+    progress: Annotated[bool, typer.Option(help="Show the stage and the scopes drawn as it runs.")] = True,
 ) -> None:
     """Write the HTML dashboard, one self-contained file, from the BI file."""
     from dashboard import ReportError, bi_path_for, configured_warehouse, report_path_for, write_report
+    from pipelines.core.progress import ProgressDisplay, StageProgress
 
     warehouse = configured_warehouse(duckdb)
     bi = bi_path_for(warehouse)
     if warehouse.stem.endswith("_bi") and warehouse.exists() and not bi.exists():
         fail(f"{warehouse} is a BI file: pass --duckdb with its warehouse ({warehouse.name[:-10]}.duckdb beside it)")
     try:
-        path = write_report(bi, output_path(out, "--out") or report_path_for(warehouse))
+        shown = StageProgress("report", "scopes")  # an agency's page (1,000 workspaces) takes about 20 s
+        with ProgressDisplay(shown, enabled=progress):
+            path = write_report(bi, output_path(out, "--out") or report_path_for(warehouse), shown)
     except ReportError as exc:
         fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")

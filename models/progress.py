@@ -8,31 +8,26 @@ nodes (models, data tests) are done of all and which are running, the longest fi
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
-from pipelines.core.progress import format_eta
+from pipelines.core.progress import StageProgress, format_eta
 
 #: running nodes named on the line, the longest-running first
 SHOWN_RUNNING = 3
 
 
-class BuildProgress:
+class BuildProgress(StageProgress):
     """The stage of one build and, while dbt runs a command, its nodes: done of all, and running since when."""
 
     def __init__(self) -> None:
-        self.stage = "starting"
-        self.started = time.monotonic()
-        self.done = 0
-        self.total = 0
+        super().__init__("models", "nodes")
         self.running: dict[str, float] = {}  # node name -> when it started (monotonic)
-        self._lock = threading.Lock()
 
-    def set_stage(self, stage: str) -> None:
+    def set_stage(self, stage: str, total: int = 0) -> None:
         """A new stage: its nodes, if dbt runs any, are counted from none."""
         with self._lock:
-            self.stage, self.done, self.total = stage, 0, 0
+            self.stage, self.done, self.total = stage, 0, total
             self.running.clear()
 
     def on_dbt_event(self, event: Any) -> None:
@@ -48,25 +43,9 @@ class BuildProgress:
             elif self.running.pop(node, None) is not None:
                 self.done += 1
 
-    def line(self) -> str:
-        """`building: 40/85 nodes · running lead_engagement 12s, company_rollup 3s · 1m02s`."""
+    def parts(self) -> list[str]:
+        """`building: 40/85 nodes`, then `running lead_engagement 12s, company_rollup 3s`."""
         now = time.monotonic()
-        with self._lock:
-            parts = [self.stage + (f": {self.done}/{self.total} nodes" if self.total else "")]
-            longest = sorted(self.running.items(), key=lambda item: item[1])[:SHOWN_RUNNING]
-        if longest:
-            parts.append("running " + ", ".join(f"{node} {format_eta(now - since)}" for node, since in longest))
-        parts.append(format_eta(now - self.started))
-        return " · ".join(parts)
-
-    def plain_lines(self) -> list[tuple[str, str]]:
-        """A line again when the stage or the nodes done changed (a clock ticking alone is no news)."""
-        with self._lock:
-            news = f"{self.stage} {self.done}"
-        return [(news, f"progress models: {self.line()}")]
-
-    def renderable(self) -> Any:
-        from rich.spinner import Spinner
-        from rich.text import Text
-
-        return Spinner("dots", text=Text(f"outreach models: {self.line()}"))  # as it is: no [markup] read in it
+        longest = sorted(self.running.items(), key=lambda item: item[1])[:SHOWN_RUNNING]
+        running = ["running " + ", ".join(f"{node} {format_eta(now - since)}" for node, since in longest)]
+        return [*super().parts(), *(running if longest else [])]

@@ -177,6 +177,50 @@ class SyncProgress:
         return table
 
 
+class StageProgress:
+    """A command's stage and, within it, how many of its things are done of all (`unit`: "nodes", "scopes"), with
+    the time since it started: one line, live on a terminal, else printed again when the stage or the count moved."""
+
+    def __init__(self, command: str, unit: str) -> None:
+        self.command, self.unit = command, unit
+        self.stage = "starting"
+        self.started = time.monotonic()
+        self.done = 0
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def set_stage(self, stage: str, total: int = 0) -> None:
+        """A new stage, of `total` things to do (0: not counted), none done yet."""
+        with self._lock:
+            self.stage, self.done, self.total = stage, 0, total
+
+    def advance(self, n: int = 1) -> None:
+        with self._lock:
+            self.done += n
+
+    def parts(self) -> list[str]:
+        """What the line says before the time, each part its own (under the lock)."""
+        return [self.stage + (f": {self.done}/{self.total} {self.unit}" if self.total else "")]
+
+    def line(self) -> str:
+        """`drawing: 40/85 scopes · 12s`."""
+        with self._lock:
+            parts = self.parts()
+        return " · ".join([*parts, format_eta(time.monotonic() - self.started)])
+
+    def plain_lines(self) -> list[tuple[str, str]]:
+        """A line again when the stage or the count changed (a clock ticking alone is no news)."""
+        with self._lock:
+            news = f"{self.stage} {self.done}"
+        return [(news, f"progress {self.command}: {self.line()}")]
+
+    def renderable(self) -> Any:
+        from rich.spinner import Spinner
+        from rich.text import Text
+
+        return Spinner("dots", text=Text(f"outreach {self.command}: {self.line()}"))  # as it is: no [markup] read
+
+
 class ProgressDisplay:
     """Render a `ProgressSource` on stderr until stopped (context manager): live on a terminal, else its changed
     lines every `PLAIN_EVERY_S` at most."""

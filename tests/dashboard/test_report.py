@@ -620,3 +620,30 @@ def test_the_build_writes_the_dashboard_beside_its_warehouse(bi: Path, tmp_path:
     line = write_dashboard(str(tmp_path / "outreach_bi.duckdb"))
     assert line.startswith("[report.html](") and str((tmp_path / "report.html").resolve()) in line, line
     assert (tmp_path / "report.html").stat().st_size > 1_000_000
+
+
+def test_the_report_says_its_stage_and_the_scopes_drawn_of_all(bi: Path, tmp_path: Path) -> None:
+    """An agency's page took about 20 s with nothing shown: the report now shows its stage and its scopes (the
+    whole page, each workspace, each campaign) drawn of all, as the build shows its nodes."""
+    from pipelines.core.progress import StageProgress
+
+    class Recorded(StageProgress):
+        def __init__(self) -> None:
+            super().__init__("report", "scopes")
+            self.seen: list[tuple[str, int, int]] = []  # each stage left: its name, done, of all
+
+        def set_stage(self, stage: str, total: int = 0) -> None:
+            self.seen.append((self.stage, self.done, self.total))
+            super().set_stage(stage, total)
+
+    shown = Recorded()
+    write_report(bi, tmp_path / "r.html", shown)
+    ((workspaces, campaigns),) = sql(
+        bi, "select count(distinct workspace_id), count(*) from reporting.campaign_performance"
+    )
+    scopes_drawn = 1 + workspaces + campaigns
+    assert shown.seen == [("starting", 0, 0), ("reading the BI file", 0, 0), ("drawing", scopes_drawn, scopes_drawn)]
+    assert shown.stage == "writing the page" and shown.line().startswith("writing the page · ")
+    shown.set_stage("drawing", total=9)
+    shown.advance(4)
+    assert shown.plain_lines()[0][1].startswith("progress report: drawing: 4/9 scopes · ")
