@@ -9,7 +9,8 @@ Layout of a spool directory::
     events-<utc stamp>-<pid>.jsonl.tmp    being created (ignored by readers)
     events-<utc stamp>-<pid>.jsonl.open   the live file of a running writer (flock held)
     events-<utc stamp>-<pid>.jsonl        sealed: complete, never written again
-    done/events-....jsonl                 sealed files whose load has committed
+    done/events-....jsonl                 sealed files whose load has committed (pruned after 7 days)
+    rejected/events-....jsonl             loaded files with lines that are no spool record (kept, never pruned)
 
 One line is one delivery: a JSON object (see `make_record`) ending in ``\\n``.
 A writer acknowledges a record only after the line and its newline are

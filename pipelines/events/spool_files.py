@@ -17,6 +17,7 @@ SEALED = ".jsonl"
 OPEN = ".jsonl.open"
 TMP = ".jsonl.tmp"
 DONE_DIR = "done"
+REJECTED_DIR = "rejected"  # sealed files with lines that are no spool record: kept, never pruned
 
 
 def fsync_dir(path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.events.spool import FORMAT_VERSION
-from pipelines.events.spool_files import DONE_DIR, OPEN, PREFIX, SEALED, fsync_dir, seal_orphans
+from pipelines.events.spool_files import DONE_DIR, OPEN, PREFIX, REJECTED_DIR, SEALED, fsync_dir, seal_orphans
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +46,25 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
     A missing file (a live file sealed meanwhile) yields nothing; it is read
     under its sealed name by the next load.
     """
+    for _, record in _parsed(path, warn=True):
+        if record is not None:
+            yield record
+
+
+def unreadable_lines(path: Path | str) -> int:
+    """How many complete lines of the file are no spool record (damaged, or written by something else)."""
+    return sum(1 for _, record in _parsed(path, warn=False) if record is None)
+
+
+def _parsed(path: Path | str, *, warn: bool) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(line number, its record or None) of each complete, non-blank line of the file."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
         return
     end = data.rfind(b"\n")
-    if end < len(data) - 1:
+    if warn and end < len(data) - 1:
         log.warning(
             "%s: ignoring a torn last line (%d bytes, never acknowledged)", Path(path).name, len(data) - end - 1
         )
@@ -62,34 +74,42 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
         try:
             record = json.loads(line)
         except ValueError:
-            log.warning("%s:%d: skipping a corrupt spool line", Path(path).name, lineno)
-            continue
+            record = None
         if isinstance(record, dict) and record.get("v") == FORMAT_VERSION and "event_id" in record:
-            yield record
+            yield lineno, record
         else:
-            log.warning(
-                "%s:%d: skipping a line that is not a version %d spool record", Path(path).name, lineno, FORMAT_VERSION
-            )
+            if warn:
+                log.warning("%s:%d: skipping a line that is not a version %d spool record (corrupt, or another "
+                            "writer's)", Path(path).name, lineno, FORMAT_VERSION)  # fmt: skip
+            yield lineno, None
 
 
 def mark_loaded(spool_dir: Path | str, files: Iterable[Path | str]) -> list[Path]:
-    """Move sealed files into ``done/`` (call only after their load committed).
+    """Move sealed files into ``done/`` (call only after their load committed), where they are pruned after a
+    while; a file with lines that are no spool record into ``rejected/`` instead, never pruned: those lines were
+    acknowledged to the service, which does not send them again.
 
     Idempotent: files already moved are skipped. Live files are never moved.
     """
     spool = Path(spool_dir)
-    done = spool / DONE_DIR
-    done.mkdir(parents=True, exist_ok=True)
     moved: list[Path] = []
     for f in files:
         path = Path(f)
         if not path.name.endswith(SEALED) or path.parent.resolve() != spool.resolve():
             continue
+        bad = unreadable_lines(path)
+        into = spool / (REJECTED_DIR if bad else DONE_DIR)
+        into.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
-            os.rename(path, done / path.name)
-            moved.append(done / path.name)
+            os.rename(path, into / path.name)
+            moved.append(into / path.name)
+            fsync_dir(into)
+        if bad:
+            log.warning(
+                "%s: %d line(s) are no spool record and were not loaded; the file is kept in %s (never pruned): "
+                "mend them and move the file back into the spool to load them, or delete it", path.name, bad, into
+            )  # fmt: skip
     if moved:
-        fsync_dir(done)
         fsync_dir(spool)
     return moved
 

@@ -58,6 +58,26 @@ def test_torn_tail_and_corrupt_lines_are_never_read(tmp_path: Path) -> None:
     assert got == [r["event_id"] for r in good]
 
 
+def test_a_file_with_lines_that_are_no_record_is_kept_apart_never_pruned(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its good lines load; its other lines were acknowledged to the service, which does not send them again. It
+    went to done/ with the rest and was deleted a week later: now it is kept in rejected/, said in a warning. A torn
+    tail (never acknowledged: the service sends it again) is no reason to keep a file."""
+    good = [_record(i) for i in range(3)]
+    damaged = tmp_path / "events-20260101T000000000000-1-0000.jsonl"
+    damaged.write_bytes(spool.encode_record(good[0]) + b"{not json\n" + b'{"v": 1}\n' + spool.encode_record(good[1]))
+    torn = tmp_path / "events-20260101T000000000001-1-0000.jsonl"
+    torn.write_bytes(spool.encode_record(good[2]) + spool.encode_record(_record(9))[:-20])
+    assert [spool_reader.unreadable_lines(p) for p in (damaged, torn)] == [2, 0]
+    moved = spool_reader.mark_loaded(tmp_path, [damaged, torn])
+    assert moved == [tmp_path / "rejected" / damaged.name, tmp_path / "done" / torn.name]
+    assert f"{damaged.name}: 2 line(s) are no spool record and were not loaded; the file is kept in " in caplog.text
+    assert spool_reader.prune_done(tmp_path, older_than_s=-1) == 1
+    assert [p.name for p in (tmp_path / "rejected").iterdir()] == [damaged.name]
+    assert spool_reader.snapshot(tmp_path).sealed == ()  # not loaded again unless moved back
+
+
 def test_dead_writer_file_is_sealed_live_file_is_not(tmp_path: Path) -> None:
     orphan = tmp_path / "events-20260101T000000000000-1-0000.jsonl.open"  # nobody holds its lock
     orphan.write_bytes(spool.encode_record(_record(1)) + b'{"v": 1, "event_')
