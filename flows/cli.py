@@ -135,16 +135,20 @@ def status(
     """Per workspace: the last runs, rows loaded, cursors, deferred reply bodies, the last error. No API request."""
     import json
 
-    from pipelines.commands.status import read_status
+    from pipelines.commands.status import read_status, rejected_spool_files
     from pipelines.commands.status_output import as_json, render
+    from pipelines.core.config import resolve_settings
     from pipelines.core.errors import OutreachError
     from pipelines.warehouse.destination import warehouse_target
 
     try:
-        target = warehouse_target(duckdb_path=duckdb, destination=destination.value if destination else None)
+        kind = destination.value if destination else None
+        settings = resolve_settings(duckdb_path=duckdb, destination=kind)
+        target = warehouse_target(settings, duckdb_path=duckdb, destination=kind)
         found = read_status(target, runs=runs)
     except OutreachError as exc:
         fail(str(exc))
+    found.rejected_spool_files = rejected_spool_files(settings.spool_location().resolve())
     found.source_freshness = _last_freshness(target.duckdb_path, target.destination)
     if json_output:
         typer.echo(json.dumps(as_json(found), indent=1))

@@ -62,6 +62,9 @@ class WarehouseStatus:
     #: the last model build's `dbt source freshness` (models.freshness_outcome.FreshnessReport.to_dict()); None when
     #: no build recorded one. Plain JSON, so pipelines need not import models; the command line fills it.
     source_freshness: dict[str, Any] | None = None
+    #: spool files kept apart because some of their lines are no spool record (pipelines.events.spool_reader);
+    #: they wait for someone to mend them, so status says they are there. The command line fills it.
+    rejected_spool_files: list[str] = field(default_factory=list)
 
 
 def read_status(warehouse: Warehouse, runs: int = DEFAULT_RUNS) -> WarehouseStatus:
@@ -266,3 +269,10 @@ def _counts(value: Any) -> dict[str, int]:
         except ValueError:
             return {}
     return {str(k): int(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def rejected_spool_files(spool: Path) -> list[str]:
+    """The files of `spool`'s ``rejected/`` folder (none when there is no such folder)."""
+    from pipelines.events.spool_files import PREFIX, REJECTED_DIR
+
+    return sorted(str(path) for path in (spool / REJECTED_DIR).glob(f"{PREFIX}*"))

@@ -72,8 +72,9 @@ def render(status: WarehouseStatus) -> Any:
         )
     earlier = [(ws, run) for ws in status.workspaces for run in ws.runs[1:]]
     head = [running] if running is not None else []
+    tail = [freshness, *_rejected(status.rejected_spool_files)]
     if not earlier:
-        return Group(*head, table, freshness)
+        return Group(*head, table, *tail)
     runs = Table(title="earlier runs", expand=False)
     for column in ("workspace", "mode", "started", "ended", "outcome", "rows loaded"):
         runs.add_column(column)
@@ -85,7 +86,18 @@ def render(status: WarehouseStatus) -> Any:
                  _pairs(run.rows_loaded)),
             )
         )  # fmt: skip
-    return Group(*head, table, runs, freshness)
+    return Group(*head, table, runs, *tail)
+
+
+def _rejected(files: list[str]) -> list[Any]:
+    from rich.text import Text
+
+    if not files:
+        return []
+    return [Text(
+        f"webhook spool: {len(files)} file(s) in {Path(files[0]).parent} hold lines that are no spool record and "
+        "were not loaded: mend them and move the files back into the spool to load them (receiver/README.md)"
+    )]  # fmt: skip
 
 
 def _freshness_table(report: dict[str, Any] | None) -> Any:

@@ -180,3 +180,24 @@ def test_a_name_with_brackets_is_shown_as_it_is(make_sandbox: Any, tmp_path: Pat
     console = Console(width=250, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(SyncProgress([WorkspaceProgress(label=name)]).renderable())
     assert f"│ {name}" in console.export_text()
+
+
+def test_spool_files_kept_apart_are_said_until_they_are_mended(make_sandbox: Any, tmp_path: Path) -> None:
+    """A loaded spool file with lines that are no spool record is kept in rejected/ (receiver/README.md), with a
+    warning in that sync's log: status says it is there, where a scheduled sync's log is not read."""
+    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
+    db = tmp_path / "w.duckdb"
+    run_sync(mode="full", api_keys=admin_keys(sb)[:1], base_url=sb.base_url, duckdb_path=db,
+             pipelines_dir=tmp_path / "p", progress=False, rate_limit_per_minute=0)  # fmt: skip
+    assert json.loads(_status("--duckdb", str(db), "--json", cwd=tmp_path).stdout)["rejected_spool_files"] == []
+    kept = tmp_path / "w_spool" / "rejected" / "events-20260101T000000000000-1-0000.jsonl"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{not json\n")
+    assert json.loads(_status("--duckdb", str(db), "--json", cwd=tmp_path).stdout)["rejected_spool_files"] == [
+        str(kept)
+    ]
+    table = _status("--duckdb", str(db), cwd=tmp_path).stdout.splitlines()
+    assert table[-1] == (
+        f"webhook spool: 1 file(s) in {kept.parent} hold lines that are no spool record and were not loaded: mend "
+        "them and move the files back into the spool to load them (receiver/README.md)"
+    )
