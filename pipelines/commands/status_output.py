@@ -39,9 +39,7 @@ def render(status: WarehouseStatus) -> Any:
         return Text(status.note)
     running = Text(status.note) if status.note else None
     freshness = _freshness_table(status.source_freshness)
-    # every text as it is (Text): names and errors come from the API and paths from the user, and rich reads a
-    # string's [brackets] as markup: "Client [old]" lost "[old]", and a "[/x]" failed the command
-    table = Table(title=Text(f"outreach status: {status.warehouse}"), expand=False)
+    table = Table(title=Text(f"outreach status: {status.warehouse}"), expand=False)  # as it is: see _add_row
     for column in (
         "workspace",
         "last run",
@@ -55,20 +53,16 @@ def render(status: WarehouseStatus) -> Any:
         table.add_column(column)
     for ws in status.workspaces:
         last = ws.runs[0] if ws.runs else None
-        table.add_row(
-            *map(
-                Text,
-                (
-                    f"{ws.workspace_name}\n{ws.workspace_id or '(key not recognised)'}",
-                    f"{last.mode} {_when(last.started_at)} -> {_when(last.ended_at)}" if last else "-",
-                    last.outcome if last else "-",
-                    _pairs(last.rows_loaded) if last else "-",
-                    _when(ws.newest_reply),
-                    _when(ws.last_full_at),
-                    str(ws.deferred_bodies),
-                    ws.last_error or "-",
-                ),
-            )
+        _add_row(
+            table,
+            f"{ws.workspace_name}\n{ws.workspace_id or '(key not recognised)'}",
+            f"{last.mode} {_when(last.started_at)} -> {_when(last.ended_at)}" if last else "-",
+            last.outcome if last else "-",
+            _pairs(last.rows_loaded) if last else "-",
+            _when(ws.newest_reply),
+            _when(ws.last_full_at),
+            str(ws.deferred_bodies),
+            ws.last_error or "-",
         )
     earlier = [(ws, run) for ws in status.workspaces for run in ws.runs[1:]]
     head = [running] if running is not None else []
@@ -79,14 +73,24 @@ def render(status: WarehouseStatus) -> Any:
     for column in ("workspace", "mode", "started", "ended", "outcome", "rows loaded"):
         runs.add_column(column)
     for ws, run in earlier:
-        runs.add_row(
-            *map(
-                Text,
-                (ws.workspace_name, run.mode, _when(run.started_at), _when(run.ended_at), run.outcome,
-                 _pairs(run.rows_loaded)),
-            )
-        )  # fmt: skip
+        _add_row(
+            runs,
+            ws.workspace_name,
+            run.mode,
+            _when(run.started_at),
+            _when(run.ended_at),
+            run.outcome,
+            _pairs(run.rows_loaded),
+        )
     return Group(*head, table, runs, *tail)
+
+
+def _add_row(table: Any, *cells: str) -> None:
+    """Each cell as it is (Text): names and errors come from the API, paths from the user, and rich reads a
+    string's [brackets] as markup: "Client [old]" lost "[old]", and a "[/x]" failed the command."""
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
 
 
 def _rejected(files: list[str]) -> list[Any]:
@@ -113,17 +117,13 @@ def _freshness_table(report: dict[str, Any] | None) -> Any:
     for column in ("source", "status", "newest synced_at", "warn after", "error after"):
         table.add_column(column)
     for source in report.get("sources") or []:
-        table.add_row(
-            *map(
-                Text,
-                (
-                    str(source.get("source")),
-                    str(source.get("status")),
-                    str(source.get("max_loaded_at") or source.get("message") or "-"),
-                    str(source.get("warn_after") or "-"),
-                    str(source.get("error_after") or "-"),
-                ),
-            )
+        _add_row(
+            table,
+            str(source.get("source")),
+            str(source.get("status")),
+            str(source.get("max_loaded_at") or source.get("message") or "-"),
+            str(source.get("warn_after") or "-"),
+            str(source.get("error_after") or "-"),
         )
     return table
 
