@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from alerts.db import Db
 from alerts.settings import AlertSettings
@@ -80,7 +81,8 @@ def run_guard(db: Db, alerts: AlertSettings, sync: OutreachSettings, *, dry_run:
                 echo(f"guard: cannot pause {_what(inc)}: no configured API key for its workspace")
                 continue
             try:
-                client.post(PAUSES[inc["rule"]].format(id=inc["subject_id"]))
+                # one path segment whatever the id holds: a `/` or `..` in it would name another object
+                client.post(PAUSES[inc["rule"]].format(id=quote(str(inc["subject_id"]), safe="")))
             except ForbiddenError:
                 _record(db, inc, "failed: the key cannot make changes (403)")
                 if inc["workspace_id"] not in told_read_only:

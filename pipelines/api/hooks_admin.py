@@ -19,6 +19,7 @@ import fcntl
 import json
 import os
 import tempfile
+import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,6 +134,14 @@ def unsubscribe(
     A subscription the record holds but the API no longer knows (404) is marked deleted too."""
     record = SubscriptionRecord(record_path(duckdb_path))
     record.check()
+    # the id goes into the URL's path: a blank one asked DELETE /hooks/ (said as a wrong base URL), `../x` another
+    try:
+        uuid.UUID(subscription_id)
+    except ValueError:
+        shown = subscription_id if len(subscription_id) <= 60 else subscription_id[:59] + "…"
+        raise ConfigError(
+            f"{shown!r} is not a subscription id (a UUID, as `outreach hooks list` shows them): check it"
+        ) from None
     with _client(base_url, api_key) as client:
         workspace = _workspace(client)
         try:

@@ -4,6 +4,7 @@ of no incidents from a file that holds none of our tables."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,44 @@ def test_the_warehouse_given_before_a_command_is_the_one_it_acts_on(tmp_path: Pa
         "error: --json and --all list incidents: leave them out of `outreach alerts ack`"
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.csv"]
+
+
+def test_the_guard_pauses_the_object_its_incident_names_and_no_other(make_sandbox: Any, tmp_path: Path) -> None:
+    """The subject's id went into the request's path as it was: a `/` or `..` in it (an id the API sent malformed)
+    named another object, and `POST /campaigns/../email-accounts/<id>/pause` paused a mailbox."""
+    from datetime import UTC, datetime
+
+    import duckdb
+    import httpx
+
+    from alerts.db import connect
+    from alerts.store import TABLE, ensure_table
+    from pipelines.warehouse.destination import Warehouse
+
+    sb = make_sandbox(scale="tiny", rate_limit=0, workspaces=1)
+    admin = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
+    auth = {"Authorization": f"Bearer {admin['key']}"}
+    mailbox = httpx.get(f"{sb.base_url}/email-accounts", headers=auth).json()["data"][0]["id"]
+    warehouse = tmp_path / "w.duckdb"
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute("create schema outreach")  # the sync's, where the guard records its actions
+    now = datetime.now(UTC)
+    with connect(Warehouse("duckdb", warehouse)) as db:
+        ensure_table(db)
+        db.execute(
+            f"insert into {TABLE} (incident_id, rule, workspace_id, subject_type, subject_id, state, opened_at, value, "
+            "threshold) values ('i1', 'campaign_bounce_rate', ?, 'campaign', ?, 'open', ?, 0.2, 0.02)",
+            [admin["workspace_id"], f"../email-accounts/{mailbox}", now],
+        )
+    sb.reset_metrics()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOURCES__OUTREACH__", "ALERTS__"))}
+    done = subprocess.run(
+        [OUTREACH, "alerts", "guard", "--duckdb", str(warehouse)], capture_output=True, text=True, timeout=120,
+        env={**env, "ALERTS__AUTO_PAUSE": "true", "SOURCES__OUTREACH__BASE_URL": sb.base_url,
+             "SOURCES__OUTREACH__API_KEY": admin["key"]},
+        check=False,
+    )  # fmt: skip
+    routes = sb.metrics()["by_route"]
+    assert routes.get("GET /account") == 1 and "(404)" in done.stdout, (routes, done.stdout, done.stderr)  # it asked
+    assert "POST /email-accounts/{id}/pause" not in routes, (routes, done.stdout, done.stderr)
+    assert httpx.get(f"{sb.base_url}/email-accounts/{mailbox}", headers=auth).json()["data"]["is_active"] is True

@@ -185,6 +185,22 @@ def test_a_misspelt_event_subscribes_none_and_a_repeated_one_once(make_sandbox: 
     assert twice.exit_code == 0 and [line.split("\t")[1] for line in twice.output.splitlines()] == ["lead.replied"]
 
 
+def test_an_id_that_is_no_subscription_id_is_refused_before_the_api_is_asked(make_sandbox: Any, tmp_path: Path) -> None:
+    """The id goes into the URL's path: a blank one asked `DELETE /hooks/` and was said to be a wrong base URL (the
+    service redirects it), and `../x` asked for another path."""
+    sb = make_sandbox(scale="tiny", rate_limit=0)
+    admin = next(k for k in sb.keys() if k["level"] == "rw" and k["role"] == "admin")
+    api = ["--base-url", sb.base_url, "--api-key", admin["key"], "--duckdb", str(tmp_path / "outreach.duckdb")]
+    sb.reset_metrics()
+    for given in ("", "../../campaigns", "a" * 100):
+        done = _cli("unsubscribe", given, *api)
+        shown = given if len(given) <= 60 else given[:59] + "…"
+        assert done.exit_code == 1 and done.stderr.splitlines() == [
+            f"error: {shown!r} is not a subscription id (a UUID, as `outreach hooks list` shows them): check it"
+        ], done.output
+    assert sb.metrics()["requests"] == 0
+
+
 def test_a_record_that_cannot_be_read_fails_before_the_api_is_asked(make_sandbox: Any, tmp_path: Path) -> None:
     """A record that was not JSON failed after POST /hooks: the subscription was made and nowhere recorded (the API
     cannot list them). JSON of another shape was read as no subscription, and the next one written over it."""
