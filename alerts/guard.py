@@ -13,12 +13,12 @@ import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
 from alerts.db import Db
 from alerts.settings import AlertSettings
 from alerts.store import TABLE as INCIDENTS
 from pipelines.core.config import OutreachSettings
+from pipelines.core.constants import segment
 from pipelines.core.errors import ForbiddenError, OutreachError
 
 TABLE = "outreach.guard_actions"
@@ -81,8 +81,7 @@ def run_guard(db: Db, alerts: AlertSettings, sync: OutreachSettings, *, dry_run:
                 echo(f"guard: cannot pause {_what(inc)}: no configured API key for its workspace")
                 continue
             try:
-                # one path segment whatever the id holds: a `/` or `..` in it would name another object
-                client.post(PAUSES[inc["rule"]].format(id=quote(str(inc["subject_id"]), safe="")))
+                client.post(PAUSES[inc["rule"]].format(id=segment(inc["subject_id"])))
             except ForbiddenError:
                 _record(db, inc, "failed: the key cannot make changes (403)")
                 if inc["workspace_id"] not in told_read_only:

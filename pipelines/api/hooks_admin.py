@@ -27,6 +27,7 @@ from typing import Any
 
 from pipelines.api.accounts import connectivity_check
 from pipelines.api.client import OutreachClient
+from pipelines.core import constants
 from pipelines.core.errors import ApiUnavailableError, ConfigError, NotFoundError
 
 RECORD_SUFFIX = "_hooks.json"
@@ -145,7 +146,7 @@ def unsubscribe(
     with _client(base_url, api_key) as client:
         workspace = _workspace(client)
         try:
-            body = client.delete(f"/hooks/{subscription_id}")
+            body = client.delete(f"/hooks/{constants.segment(subscription_id)}")
         except NotFoundError:
             if not record.mark_deleted(workspace["workspace_id"], subscription_id, status="gone"):
                 raise

@@ -202,3 +202,11 @@ def bi_file_problem(path: str | Path) -> str | None:
     if owner is None:
         return None
     return f"{bi} is the BI file of the warehouse {owner}, a copy each build replaces: pass --duckdb {owner}"
+
+
+def segment(value: object) -> str:
+    """An id as one segment of a request's path: a `/` or `..` in it (an id sent malformed) would name another
+    resource, which httpx, normalising the URL, then asks for."""
+    from urllib.parse import quote
+
+    return quote(str(value), safe="")

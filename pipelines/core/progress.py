@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pipelines.core import constants
+
 log = logging.getLogger(__name__)
 
 PLAIN_EVERY_S = 10.0
@@ -108,7 +110,7 @@ def expected_recipient_pages(
             leads = int(stats.get("total_leads") or 0)
         except (TypeError, ValueError):
             leads = 0
-        out[f"/campaigns/{cid}/leads"] = max(1, -(-leads // per_page)) if mode == "full" else 1
+        out[f"/campaigns/{constants.segment(cid)}/leads"] = max(1, -(-leads // per_page)) if mode == "full" else 1
     return out
 
 

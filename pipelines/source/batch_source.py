@@ -244,7 +244,7 @@ def campaign_recipients(batch: Batch) -> DltResource:
         def task_for(plan: WorkspacePlan, campaign_id: str) -> Callable[[Emit], None]:
             def work(emit: Emit) -> None:
                 plan.progress.set_stage("extract")
-                path = f"/campaigns/{campaign_id}/leads"
+                path = f"/campaigns/{constants.segment(campaign_id)}/leads"
                 guide = plan.page_guides.setdefault(campaign_id, PageGuide(constants.PER_PAGE_RECIPIENTS))
                 try:
                     while (number := guide.next_page()) is not None:

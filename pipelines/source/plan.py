@@ -171,7 +171,7 @@ def _read_stats(batch: Batch) -> None:
     def task_for(plan: WorkspacePlan, campaign_id: str) -> Callable[[Emit], None]:
         def work(emit: Emit) -> None:
             try:
-                data = plan.client.get_data(f"/campaigns/{campaign_id}/stats")
+                data = plan.client.get_data(f"/campaigns/{constants.segment(campaign_id)}/stats")
             except NotFoundError:
                 log.warning("campaign %s disappeared before its stats were read; skipped", campaign_id)
                 return

@@ -171,7 +171,7 @@ def _fetch_bodies(batch: Batch, runs: list[_ReplyRun]) -> Iterator[list[dict[str
 def _body_task(batch: Batch, plan: WorkspacePlan, rid: str) -> Callable[[Emit], None]:
     def work(emit: Emit) -> None:
         try:
-            full = plan.client.get_data(f"/replies/{rid}")
+            full = plan.client.get_data(f"/replies/{constants.segment(rid)}")
         except NotFoundError:
             log.warning("reply %s disappeared before its body was read; skipped", rid)
             return

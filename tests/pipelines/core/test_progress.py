@@ -113,3 +113,18 @@ def test_a_settled_progress_keeps_its_figures_and_lets_the_closed_client_go() ->
     after = progress.snapshot()
     assert after["client"] == before["client"] and after["client"]["requests"] == 7
     assert (after["pages_read"], after["pages_known"]) == (before["pages_read"], before["pages_known"])
+
+
+def test_an_id_is_one_segment_of_a_request_path() -> None:
+    """Every id that goes into a request's path (the sync's reads, the guard's pauses, unsubscribe): httpx normalises
+    `..` in a URL, so `/campaigns/../email-accounts/x/pause` was a request to pause a mailbox."""
+    import httpx
+
+    from pipelines.core.constants import segment
+
+    assert segment("3f1c2a9e-0000-4000-8000-000000000001") == "3f1c2a9e-0000-4000-8000-000000000001"
+    path = f"/campaigns/{segment('../email-accounts/x')}/pause"
+    assert (
+        httpx.Request("POST", f"http://h/api/v1{path}").url.raw_path
+        == b"/api/v1/campaigns/..%2Femail-accounts%2Fx/pause"
+    )
