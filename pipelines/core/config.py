@@ -142,6 +142,7 @@ def _validate(settings: OutreachSettings, given: Mapping[str, Any]) -> None:
         if problem:
             raise ConfigError(problem)
     check_bounds({name: getattr(settings, name) for name in BOUNDS})
+    _check_destination(settings.destination, given="destination" in given)
     _check_duckdb_settings(settings)
     settings.api_key_list()  # a malformed key list fails here, at the edge
     check_spool(settings.spool_location())
@@ -180,6 +181,25 @@ DUCKDB_OPTIONS = {
         "a DuckDB storage version, e.g. v1.0.0 (the default: DuckDB 1.0 and later read it) or latest",
     ),
 }
+
+
+def _check_destination(name: str | None, *, given: bool) -> None:
+    """A destination other than ours is any dlt has: a name dlt does not know failed after the first request, in
+    dlt's words ("... was first attempted to be resolved as a named destination ...")."""
+    wanted = (name or "").strip().lower()
+    if wanted in ("", "duckdb", "postgres"):  # blank: unset, as everywhere the destination is read
+        return
+    from dlt.common.destination import Destination
+    from dlt.common.destination.exceptions import UnknownDestinationModule
+
+    try:
+        Destination.from_reference(wanted)
+    except UnknownDestinationModule:
+        where = f"the given destination (--destination {name!r})" if given else "sources.outreach.destination"
+        raise ConfigError(
+            f"{where} is no destination dlt knows: set duckdb (the default) or postgres "
+            "(DESTINATION__POSTGRES__CREDENTIALS), or another of dlt's destinations by its name"
+        ) from None
 
 
 def _check_duckdb_settings(settings: OutreachSettings) -> None:

@@ -136,6 +136,9 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
             f"sources.outreach.{name.lower()} is blank: set it to a path, or unset it for the default"
         )
         monkeypatch.delenv(f"SOURCES__OUTREACH__{name}")
+    # another of dlt's destinations is the sync's to load (status reads two); a blank one is unset
+    assert resolve_settings(destination="snowflake").destination == "snowflake"
+    assert resolve_settings(destination=" ").destination == " "
 
 
 @pytest.mark.parametrize(
@@ -148,6 +151,14 @@ def test_bad_settings_fail_in_one_line_naming_the_setting(no_outreach_env: Path,
             [],
             'duckdb_memory_limit = "lots"',
             "error: sources.outreach.duckdb_memory_limit is 'lots', not a size DuckDB takes, e.g. 64MB, 2GB or 50%",
+        ),
+        # a name dlt does not know failed after GET /account, in dlt's words ("... was first attempted to be
+        # resolved as a named destination with a configured type ...")
+        (
+            [],
+            'destination = "nope"',
+            "error: sources.outreach.destination is no destination dlt knows: set duckdb (the default) or postgres "
+            "(DESTINATION__POSTGRES__CREDENTIALS), or another of dlt's destinations by its name",
         ),
     ],
 )
