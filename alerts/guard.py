@@ -20,6 +20,7 @@ from alerts.store import TABLE as INCIDENTS
 from pipelines.core.config import OutreachSettings
 from pipelines.core.constants import segment
 from pipelines.core.errors import ForbiddenError, OutreachError
+from pipelines.core.shown import shown
 
 TABLE = "outreach.guard_actions"
 PAUSES = {"mailbox_bounce_rate": "/email-accounts/{id}/pause", "campaign_bounce_rate": "/campaigns/{id}/pause"}
@@ -111,7 +112,7 @@ def _left(todo: list[dict[str, Any]], limit: int, echo: Echo) -> None:
 
 
 def _what(inc: dict[str, Any]) -> str:
-    return f"{inc['subject_type']} {inc.get('subject_label') or inc['subject_id']} ({inc['subject_id']})"
+    return f"{inc['subject_type']} {shown(inc.get('subject_label') or inc['subject_id'])} ({shown(inc['subject_id'])})"
 
 
 def _reason(inc: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_common import Destination, writer_lock
+from pipelines.core.shown import shown
 
 if TYPE_CHECKING:
     from models.progress import BuildProgress
@@ -88,7 +89,7 @@ def alerts(
         estimate = " (estimated)" if r.get("is_estimate") else ""
         typer.echo(
             f"{r['incident_id']}  {r['state']:<12} {r['rule']:<24} {r['subject_type']} "
-            f"{r.get('subject_label') or r['subject_id']}: {r.get('detail') or ''} "
+            f"{shown(r.get('subject_label') or r['subject_id'])}: {shown(r.get('detail') or '')} "
             f"[value {float(r['value']):.4g}{estimate}, threshold {float(r['threshold']):.4g}, "
             f"since {str(r['opened_at'])[:16]}] {status(r)}"
         )
@@ -116,7 +117,7 @@ def ack(
     if row is None:
         _fail(f"no incident {incident_id}: `outreach alerts --all` lists them")
         return
-    typer.echo(f"{incident_id} {row['state']}: {row['rule']} {row.get('subject_label') or row['subject_id']}")
+    typer.echo(f"{incident_id} {row['state']}: {row['rule']} {shown(row.get('subject_label') or row['subject_id'])}")
 
 
 @alerts_app.command("test")

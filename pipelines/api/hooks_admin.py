@@ -29,6 +29,7 @@ from pipelines.api.accounts import connectivity_check
 from pipelines.api.client import OutreachClient
 from pipelines.core import constants
 from pipelines.core.errors import ApiUnavailableError, ConfigError, NotFoundError
+from pipelines.core.shown import shown
 
 RECORD_SUFFIX = "_hooks.json"
 
@@ -165,7 +166,7 @@ def list_subscriptions(*, duckdb_path: str | Path | None = None, include_deleted
         return
     for e in entries:
         line = (
-            f"{e['subscription_id']}\t{e['event']}\t{e['target']}\t{e.get('workspace_name') or ''} "
+            f"{e['subscription_id']}\t{e['event']}\t{shown(e['target'])}\t{shown(e.get('workspace_name') or '')} "
             f"({e.get('workspace_id')})\t{e.get('created_at')}"
         )
         if include_deleted:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipelines.core.shown import shown
+
 
 @dataclass
 class WorkspaceReport:
@@ -82,8 +84,8 @@ class SyncReport:
         for ws in self.workspaces:
             stages = ", ".join(f"{k} {v:.1f}s" for k, v in ws.stage_seconds.items())
             lines.append(
-                f"- {ws.workspace_name} ({ws.workspace_id}, pipeline {ws.pipeline_name}): {ws.requests} requests, "
-                f"{ws.rate_limited} 429s; "
+                f"- {shown(ws.workspace_name)} ({ws.workspace_id}, pipeline {ws.pipeline_name}): "
+                f"{ws.requests} requests, {ws.rate_limited} 429s; "
                 f"campaigns changed {ws.campaigns_changed}/{ws.campaigns_total}"
                 + (f" ({ws.campaigns_from_events} from webhook events)" if ws.campaigns_from_events else "")
                 + ", recipient pages read "
@@ -151,7 +153,8 @@ class SyncReport:
         ]
         for ws in self.workspaces:
             out.append(
-                f"| {ws.workspace_name} | {ws.requests} | {ws.rate_limited} | {ws.retries} | {ws.rate_wait_s:.1f} | "
+                f"| {_cell(ws.workspace_name)} | {ws.requests} | {ws.rate_limited} | {ws.retries} | "
+                f"{ws.rate_wait_s:.1f} | "
                 f"{ws.bodies_fetched} | {ws.bodies_from_events} | {ws.bodies_deferred} | "
                 f"{ws.campaigns_changed}/{ws.campaigns_total} | {ws.stage_seconds.get('extract', 0):.1f} | "
                 f"{ws.stage_seconds.get('load', 0):.1f} |"
@@ -166,3 +169,8 @@ class SyncReport:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{key} ({n:,})" for key, n in sorted(counts.items()))
+
+
+def _cell(text: str) -> str:
+    """A name as one cell of a Markdown table: on one line, its `|` not the cell's end."""
+    return shown(text).replace("|", "\\|")

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from pipelines.api.accounts import Workspace
+from pipelines.core.shown import shown
 
 #: workspace id -> the key that took it (in memory only), for the workspaces this run's syncs took; None outside
 #: `one_sync_per_workspace`. The same key takes its workspace again: a retried task syncs what it took.
@@ -41,6 +42,7 @@ def take(found: Sequence[Workspace]) -> tuple[list[Workspace], list[str]]:
                 kept.append(ws)
             else:
                 left_out.append(
-                    f"workspace {ws.name} ({ws.workspace_id}) is synced once in this run, with another of its keys"
+                    f"workspace {shown(ws.name)} ({ws.workspace_id}) is synced once in this run, with another of "
+                    "its keys"
                 )
     return kept, left_out

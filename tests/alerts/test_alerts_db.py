@@ -206,3 +206,32 @@ def test_the_guard_pauses_the_object_its_incident_names_and_no_other(make_sandbo
     assert routes.get("GET /account") == 1 and "(404)" in done.stdout, (routes, done.stdout, done.stderr)  # it asked
     assert "POST /email-accounts/{id}/pause" not in routes, (routes, done.stdout, done.stderr)
     assert httpx.get(f"{sb.base_url}/email-accounts/{mailbox}", headers=auth).json()["data"]["is_active"] is True
+
+
+def test_a_name_from_the_service_is_shown_on_one_line_that_moves_nothing(tmp_path: Path) -> None:
+    """Names are the service's: a campaign named with a newline and an escape sequence printed a line of its own
+    and cleared the terminal in `outreach alerts`. The warehouse keeps the name as it came."""
+    import duckdb
+
+    from alerts.db import connect
+    from alerts.store import TABLE, ensure_table
+    from pipelines.warehouse.destination import Warehouse
+
+    warehouse = tmp_path / "w.duckdb"
+    duckdb.connect(str(warehouse)).close()
+    name = "Q1\n0badc0ffee  open  all clear\x1b[2J\x1b]0;pwned\x07 — café"
+    with connect(Warehouse("duckdb", warehouse)) as db:
+        ensure_table(db)
+        db.execute(
+            f"insert into {TABLE} (incident_id, rule, workspace_id, subject_type, subject_id, subject_label, state, "
+            "value, threshold, opened_at) values ('i1', 'campaign_bounce_rate', 'w', 'campaign', 'c', ?, 'open', "
+            "0.2, 0.02, now())",
+            [name],
+        )
+    done = subprocess.run([OUTREACH, "alerts", "--duckdb", str(warehouse)], capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1, done.stdout
+    assert "campaign Q1\\x0a0badc0ffee  open  all clear\\x1b[2J\\x1b]0;pwned\\x07 — café: " in done.stdout
+    assert "\x1b" not in done.stdout
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute(f"select subject_label from {TABLE}").fetchone() == (name,)
