@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipelines.core.root_cause import one_line
+from pipelines.core.shown import shown
 
 
 class OutreachError(Exception):
@@ -103,8 +104,8 @@ def invalid_request_error(method: str, path: str, body: Any) -> InvalidRequestEr
         raw = body.get("errors")
         if isinstance(raw, Mapping):
             errors = raw
-    detail = "; ".join(f"{field}: {_flatten(msgs)}" for field, msgs in errors.items())
-    text = f"{method} {path} refused (422): {message or 'invalid input'}"
+    detail = shown("; ".join(f"{field}: {_flatten(msgs)}" for field, msgs in errors.items()))
+    text = f"{method} {path} refused (422): {shown(message) or 'invalid input'}"
     if detail:
         text += f" [{detail}]"
     return InvalidRequestError(text + ": fix the listed fields and retry", errors)

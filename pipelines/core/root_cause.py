@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 
+from pipelines.core.shown import shown
+
 
 def chain(exc: BaseException) -> list[BaseException]:
     """`exc` and what it wraps: dlt's ``.exception`` (PipelineStepFailed and friends), then ``__cause__``,
@@ -75,7 +77,7 @@ def one_line(error: BaseException, limit: int = 300, *, all_lines: bool = False)
     (dbt puts the cause below a generic first line). Every one-line error of the product quotes a library's
     message through this."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = " ".join(lines) if all_lines else (lines[0] if lines else "")
+    text = shown(" ".join(lines) if all_lines else (lines[0] if lines else ""))  # a library may quote the service
     if len(text) > limit:  # marked: a number cut short reads as whole
         cut = text[: limit - 1]
         space = cut.rfind(" ")

@@ -17,3 +17,15 @@ def test_a_long_message_is_cut_between_words_and_says_so() -> None:
     assert one_line(ValueError("first\n\n  second  ")) == "first"
     assert one_line(ValueError("first\nsecond"), all_lines=True) == "first second"
     assert one_line(ValueError("")) == "ValueError"
+
+
+def test_a_message_that_quotes_the_service_moves_nothing_on_a_terminal() -> None:
+    """A library's message may quote the service (a 422's text, a name): its escape sequences reached the terminal."""
+    from pipelines.core.errors import invalid_request_error
+
+    assert one_line(ValueError("bad \x1b[2Jname\nsecond line")) == "bad \\x1b[2Jname"
+    refused = invalid_request_error("POST", "/hooks", {"message": "no\x1b]0;x\x07", "errors": {"f": ["bad\rworse"]}})
+    assert (
+        str(refused)
+        == "POST /hooks refused (422): no\\x1b]0;x\\x07 [f: bad\\x0dworse]: fix the listed fields and retry"
+    )
