@@ -24,6 +24,7 @@ from pipelines.api.client import DEFAULT_TIMEOUT_S, OutreachClient
 from pipelines.api.http_watch import WatchedTransport
 from pipelines.core.deadline import Deadline, SyncInterrupted
 from pipelines.core.errors import BaseUrlError, NotFoundError, OutreachError
+from pipelines.core.shown import shown
 
 if TYPE_CHECKING:
     from pipelines.core.config import OutreachSettings
@@ -153,8 +154,8 @@ def one_per_workspace(found: Sequence[Workspace]) -> tuple[list[Workspace], list
             kept.append(ws)
         else:
             left_out.append(
-                f"key #{ws.index + 1} is of workspace {ws.name} ({ws.workspace_id}) as key #{earlier.index + 1} is: "
-                f"synced once, with key #{earlier.index + 1}"
+                f"key #{ws.index + 1} is of workspace {shown(ws.name)} ({ws.workspace_id}) as key "
+                f"#{earlier.index + 1} is: synced once, with key #{earlier.index + 1}"
             )
     return kept, left_out
 
