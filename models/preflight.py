@@ -93,7 +93,9 @@ def _check_privileges(cur: Any, pg: PostgresTarget) -> None:
     """The build's user may create in the schemas it writes, or create them: else every model failed on its own,
     each in dbt's words ("permission denied for schema reporting"), with no fix."""
     cur.execute(
-        "select n.nspname, pg_get_userbyid(n.nspowner), has_schema_privilege(n.oid, 'USAGE, CREATE') "
+        # each privilege on its own: has_schema_privilege of a list holds when any one of them is held
+        "select n.nspname, pg_get_userbyid(n.nspowner), "
+        "has_schema_privilege(n.oid, 'USAGE') and has_schema_privilege(n.oid, 'CREATE') "
         "from pg_namespace as n where n.nspname = any(%s)",
         [list(WRITTEN)],
     )

@@ -142,6 +142,7 @@ def test_a_privilege_the_user_lacks_is_named_with_its_fix(
     )
     run_pg_sql(pg_dsn, f'grant create on database "{database}" to outreach_reads_only')
     run_pg_sql(pg_dsn, "create schema reporting")
+    run_pg_sql(pg_dsn, "grant usage on schema reporting to outreach_reads_only")  # a reader's grant: not enough
     with pytest.raises(WarehouseError) as refused:
         build(Warehouse("postgres", None), publish=False)
     assert str(refused.value) == (
