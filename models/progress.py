@@ -25,10 +25,10 @@ class BuildProgress(StageProgress):
         self.running: dict[str, float] = {}  # node name -> when it started (monotonic)
 
     def set_stage(self, stage: str, total: int = 0) -> None:
-        """A new stage: its nodes, if dbt runs any, are counted from none."""
+        """A new stage: its nodes, if dbt runs any, are counted from none (dbt runs none between its commands)."""
         with self._lock:
-            self.stage, self.done, self.total = stage, 0, total
             self.running.clear()
+        super().set_stage(stage, total)
 
     def on_dbt_event(self, event: Any) -> None:
         """dbt's `LogStartLine` (a node started: it carries the command's node count) and `NodeFinished`."""
