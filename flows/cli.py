@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from flows.cli_alerts import alerts_app
-from flows.cli_common import Destination, output_path
+from flows.cli_common import Destination, output_path, path_option
 from flows.cli_hooks import hooks_app
 from flows.cli_models import docs, models
 from flows.cli_sandbox import Scale, sandbox
@@ -53,13 +53,13 @@ def sync(
     api_key: Annotated[
         list[str] | None, typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default data/outreach.duckdb).")] = None,
     destination: Annotated[
         Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
     ] = None,
     spool: Annotated[
-        Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
+        Path | None, path_option("--spool", "Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Threads reading the API at once.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Workspaces per load (default 25 full, 100 quick).")] = None,
@@ -97,7 +97,7 @@ def check(
     api_key: Annotated[
         list[str] | None, typer.Option(help="API key; repeat once per workspace. Default: dlt config.")
     ] = None,
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default data/outreach.duckdb).")] = None,
     destination: Annotated[
         Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
@@ -124,7 +124,7 @@ def check(
 
 @app.command()
 def status(
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default data/outreach.duckdb).")] = None,
     destination: Annotated[
         Destination | None,
         typer.Option(help="duckdb (default) or postgres (DESTINATION__POSTGRES__CREDENTIALS)."),
@@ -176,10 +176,10 @@ app.command()(models)  # flows/cli_models.py; registered here to keep the comman
 @app.command()
 def report(
     duckdb: Annotated[
-        Path | None, typer.Option(help="Warehouse whose BI file to read (default data/outreach.duckdb).")
+        Path | None, path_option("--duckdb", "Warehouse whose BI file to read (default data/outreach.duckdb).")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="HTML file to write (default report.html beside the warehouse).")
+        Path | None, path_option("--out", "HTML file to write (default report.html beside the warehouse).")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show the stage and the scopes drawn as it runs.")] = True,
 ) -> None:
@@ -194,7 +194,7 @@ def report(
     try:
         shown = StageProgress("report", "scopes")  # an agency's page (1,000 workspaces) takes about 20 s
         with ProgressDisplay(shown, enabled=progress):
-            path = write_report(bi, output_path(out, "--out") or report_path_for(warehouse), shown)
+            path = write_report(bi, output_path(out) or report_path_for(warehouse), shown)
     except ReportError as exc:
         fail(str(exc))
     typer.echo(f"report written to {path} ({path.stat().st_size / 2**20:.1f} MB); open {path.resolve().as_uri()}")
@@ -206,7 +206,7 @@ app.command()(docs)
 @app.command()
 def demo(
     scale: Scale = Scale.small,
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default data/outreach.duckdb).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default data/outreach.duckdb).")] = None,
 ) -> None:
     """Start a sandbox, sync it, build the models and print a summary."""
     from flows.demo import run_demo

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_common import Destination, writer_lock
+from flows.cli_common import Destination, path_option, writer_lock
 from pipelines.core.shown import shown
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ alerts_app = typer.Typer(
     invoke_without_command=True,
 )
 
-DuckdbOption = Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")]
+DuckdbOption = Annotated[Path | None, path_option("--duckdb", "Warehouse file (default: the sync's).")]
 DestinationOption = Annotated[
     Destination | None,
     typer.Option(help="duckdb or postgres (DESTINATION__POSTGRES__CREDENTIALS); default: the sync's."),
@@ -173,7 +173,7 @@ def guard(
 def replies(
     ctx: typer.Context,
     spool: Annotated[
-        Path | None, typer.Option(help="Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
+        Path | None, path_option("--spool", "Webhook spool to load first (default: the warehouse's, <stem>_spool/).")
     ] = None,
     duckdb: DuckdbOption = None,
     destination: DestinationOption = None,

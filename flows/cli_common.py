@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -37,14 +37,21 @@ def writer_lock(target: Warehouse, what: str, *, missing_ok: bool = False) -> co
     return warehouse_writer(target, what=what, timeout_s=resolve_settings().lock_timeout_s, notify=notify)
 
 
-def output_path(value: Path | None, flag: str) -> Path | None:
-    """Where a command writes what it makes (`--out`, `--spool`), as the settings read a path: `~` expanded (the
-    shell expands none after `=`: `--out=~/r.html` made a folder named `~` beside the command), a blank one refused
-    (it named a file of spaces)."""
-    from pipelines.core.errors import ConfigError
+def path_option(flag: str, help: str) -> Any:
+    """A path option (`flag`) whose blank value is refused: Typer reads "" (an unset shell variable in
+    `--spool "$SPOOL"`) as `.`, the current folder, and "   " named a file of spaces."""
 
-    if value is None:
-        return None
-    if not str(value).strip():
-        raise ConfigError(f"{flag} is blank: give a path, or leave it out for the default")
-    return value.expanduser()
+    def given(value: str) -> Path:
+        from pipelines.core.errors import ConfigError
+
+        if not value.strip():
+            raise ConfigError(f"{flag} is blank: give a path, or leave it out for the default")
+        return Path(value)
+
+    return typer.Option(flag, help=help, parser=given, metavar="<path>")
+
+
+def output_path(value: Path | None) -> Path | None:
+    """Where a command writes what it makes (`--out`, `--spool`), as the settings read a path: `~` expanded (the
+    shell expands none after `=`: `--out=~/r.html` made a folder named `~` beside the command)."""
+    return None if value is None else value.expanduser()

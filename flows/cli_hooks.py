@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import output_path
+from flows.cli_common import output_path, path_option
 from flows.errors import fail, stopped_by_ctrl_c
 
 hooks_app = typer.Typer(help="Receive and manage webhook deliveries.", no_args_is_help=True)
@@ -18,7 +18,7 @@ def hooks_listen(
     host: str = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port; 0 picks a free one.")] = 8787,
     spool: Annotated[
-        Path | None, typer.Option(help="Spool directory (default: the configured warehouse's, <stem>_spool/).")
+        Path | None, path_option("--spool", "Spool directory (default: the configured warehouse's, <stem>_spool/).")
     ] = None,
 ) -> None:
     """Receive signed deliveries at POST /webhooks into the spool."""
@@ -26,16 +26,14 @@ def hooks_listen(
     from receiver.server import listen
 
     # where it writes, read as the settings read a path: `--spool=~/spool` spooled into a folder named `~`
-    spool_dir = output_path(spool, "--spool") or resolve_settings().spool_location()
+    spool_dir = output_path(spool) or resolve_settings().spool_location()
     with stopped_by_ctrl_c():
         listen(host=host, port=port, spool_dir=spool_dir)
 
 
 HooksRecordOption = Annotated[
     Path | None,
-    typer.Option(
-        "--duckdb", help="Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."
-    ),
+    path_option("--duckdb", "Warehouse whose <stem>_hooks.json records subscriptions (default data/outreach.duckdb)."),
 ]
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from flows.cli_alerts import after_build_step
-from flows.cli_common import Destination, output_path, writer_lock
+from flows.cli_common import Destination, output_path, path_option, writer_lock
 from flows.errors import fail, fail_build
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ def model_target(duckdb: Path | None, destination: Destination | None) -> Wareho
 
 
 def models(
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default: the sync's).")] = None,
     destination: Annotated[
         Destination | None, typer.Option(help="Build on this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
     ] = None,
@@ -79,11 +79,11 @@ def models(
 
 
 def docs(
-    duckdb: Annotated[Path | None, typer.Option(help="Warehouse file (default: the sync's).")] = None,
+    duckdb: Annotated[Path | None, path_option("--duckdb", "Warehouse file (default: the sync's).")] = None,
     destination: Annotated[
         Destination | None, typer.Option(help="Document this warehouse (default: SOURCES__OUTREACH__DESTINATION).")
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Folder for the site (default: docs/ by the warehouse).")] = None,
+    out: Annotated[Path | None, path_option("--out", "Folder for the site (default: docs/ by the warehouse).")] = None,
 ) -> None:
     """Generate dbt's static docs site (one self-contained index.html) of the reporting models."""
     from models.docs_site import generate_docs
@@ -92,7 +92,7 @@ def docs(
     try:
         target = model_target(duckdb, destination)
         with writer_lock(target, "model build", missing_ok=True):
-            site = generate_docs(target, out_dir=output_path(out, "--out"))
+            site = generate_docs(target, out_dir=output_path(out))
     except OutreachError as exc:
         fail(str(exc))
     typer.echo(f"docs: {site} (open it in a browser)")

@@ -585,7 +585,7 @@ def test_cli_default_paths_setting_and_errors(bi: Path, tmp_path: Path) -> None:
     assert done.returncode == 0 and (tmp_path / "mine" / "r.html").exists(), done.stderr
     done = _cli("--duckdb", "   ", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, (
-        "error: the given duckdb_path (--duckdb '   ') is blank: give a path, or leave it out for the default\n"
+        "error: --duckdb is blank: give a path, or leave it out for the default\n"
     ))  # fmt: skip
     done = _cli("--out", "   ", "--duckdb", str(warehouse_dir / "w.duckdb"), cwd=tmp_path)
     assert (done.returncode, done.stderr) == (

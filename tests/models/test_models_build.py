@@ -382,7 +382,7 @@ def test_docs_command_writes_the_static_site(built: tuple[Path, subprocess.Compl
                    "count_campaigns_other_status", "Metric dictionary"):  # fmt: skip
         assert needle in html, needle
     assert '"catalog"' in html or "catalog" in html
-    # `--out` as `outreach report` reads it (flows/cli_common.output_path): a blank one named a folder of spaces
+    # `--out` as every path flag reads it (flows/cli_common.path_option): a blank one named a folder of spaces
     blank = subprocess.run(
         [str(OUTREACH), "docs", "--duckdb", str(path), "--out", "   "], capture_output=True, text=True, check=False
     )

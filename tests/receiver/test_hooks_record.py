@@ -238,5 +238,5 @@ def test_the_record_is_beside_the_warehouse_as_every_command_reads_its_path(
     listed = _cli("list")
     assert listed.exit_code == 0 and f"recorded in {tmp_path / 'home' / 'wh' / 'team_hooks.json'} " in listed.output
     blank = _cli("list", "--duckdb", "   ")
-    assert blank.exit_code == 1 and blank.output.startswith("error: the given duckdb_path (--duckdb '   ') is blank")
+    assert blank.exit_code == 1 and blank.output.startswith("error: --duckdb is blank: give a path")
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing made beside the command
