@@ -23,7 +23,7 @@ OUTREACH = Path(sys.executable).with_name("outreach")
 
 
 def _models(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [str(OUTREACH), "models", "--duckdb", str(path), "--no-publish", *args]
+    command = [str(OUTREACH), "models", "--duckdb", str(path), "--no-publish", "--no-progress", *args]
     return subprocess.run(command, capture_output=True, text=True, cwd=path.parent, timeout=240, check=False)
 
 
